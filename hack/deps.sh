@@ -1,0 +1,17 @@
+#!/bin/bash
+# Install the Debian packages the local stack needs. Idempotent: apt is called only for what is missing.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+PKGS="etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
+golang-go golang-github-modern-go-reflect2-dev rsync dpkg-dev debootstrap buildah skopeo
+postgresql iproute2 openssl jq bc tmux"
+missing=""
+for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"; done
+[ -z "$missing" ] && exit 0
+log "installing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null || die "apt-get update failed; is the Debian archive reachable?"
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null \
+  || die "apt-get install of$missing failed; run 'apt-get install$missing' to see why"

@@ -1,0 +1,39 @@
+# Shared settings for the local stack scripts. Sourced, never executed.
+# Everything heavy lives outside the clone so a fresh clone on the same machine reuses it.
+CACHE=${BUZZ_CACHE:-$HOME/.cache/buzz-operator}
+K8S_VERSION=1.20.2
+K8S_DEB_VERSION=1.20.5+really1.20.2-1.1+deb12u1
+K8S=$CACHE/k8s                 # build tree and binaries
+BIN=$K8S/bin
+RUN=${BUZZ_RUN:-/var/tmp/buzz-operator}   # state of the running stack (pki, pids, logs, data); readable by the postgres user
+KUBECONFIG_PATH=$RUN/pki/kubeconfig
+IMAGES=$CACHE/images
+BR=${BUZZ_BRIDGE:-buzzbr0}
+POD_CIDR=${BUZZ_POD_CIDR:-10.244.77.0/24}
+SERVICE_CIDR=${BUZZ_SERVICE_CIDR:-10.96.77.0/24}
+API_PORT=${BUZZ_API_PORT:-6443}
+ETCD_PORT=${BUZZ_ETCD_PORT:-2379}
+ETCD_PEER_PORT=${BUZZ_ETCD_PEER_PORT:-2380}
+PG_PORT=${BUZZ_PG_PORT:-55432}
+S3_PORT=${BUZZ_S3_PORT:-59000}
+K8S_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
+
+die() { echo "error: $*" >&2; exit 1; }
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+need_root() { [ "$(id -u)" = 0 ] || die "the local stack needs root (it runs a kubelet, containerd and iptables); run as root"; }
+
+# A free-disk check before anything large: a half-finished Go build on a full disk
+# fails with a confusing linker error, so say so up front.
+need_disk() {  # need_disk DIR MB WHAT
+  mkdir -p "$1"
+  local free; free=$(df -Pm "$1" | awk 'NR==2{print $4}')
+  [ "$free" -ge "$2" ] || die "$3 needs ${2} MB free under $1 but only ${free} MB are free; free some disk (or set BUZZ_CACHE to a bigger disk) and retry"
+}
+
+# port_free PORT NAME: refuse to start when something else already listens there
+port_free() {
+  if ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; then
+    local who; who=$(ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)".*/\1/p' | head -1)
+    die "port $1 (needed by $2) is already in use${who:+ by $who}; stop it or set the matching BUZZ_*_PORT variable"
+  fi
+}

@@ -1,0 +1,19 @@
+"""Test tiers follow the directory a test lives in: tests/unit → unit, tests/integration →
+integration, tests/e2e → e2e, tests/faults → faults. `make test` runs them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_TIERS = ("unit", "integration", "e2e", "faults")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        for tier in _TIERS:
+            if tier in parts:
+                item.add_marker(getattr(pytest.mark, tier))
+                break

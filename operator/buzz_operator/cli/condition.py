@@ -1,5 +1,63 @@
-"""buzzctl condition — filled in by its room."""
+"""buzzctl condition — hash and validate a team manifest (buzz-harness.md §1).
+
+Exit codes are an interface: 0 ok, 1 invalid input (one line on stderr naming the file
+and field), 2 usage errors (typer's own).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
-app = typer.Typer(no_args_is_help=True)
+from buzz_operator.condition import ConditionError, ExperimentManifest, plan_seats, verify_prompts
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Team manifests: hash and validate a condition.",
+)
+
+ManifestFile = Annotated[Path, typer.Argument(help="Manifest (YAML or JSON).", show_default=False)]
+
+
+def _fail(error: ConditionError) -> typer.Exit:
+    typer.echo(f"error: {error}", err=True)
+    return typer.Exit(code=1)
+
+
+@app.command("hash")
+def hash_command(file: ManifestFile) -> None:
+    """Print the condition's manifest_sha256 (§1.5)."""
+    try:
+        manifest = ExperimentManifest.load(file)
+    except ConditionError as error:
+        raise _fail(error) from None
+    typer.echo(manifest.sha256)
+
+
+@app.command("check")
+def check_command(
+    file: ManifestFile,
+    artifact_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--artifact-root",
+            help="Directory the prompt paths are relative to; when given, prompt digests are verified.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Validate a manifest and, with --artifact-root, its pinned prompts."""
+    try:
+        manifest = ExperimentManifest.load(file)
+        if artifact_root is not None:
+            verify_prompts(manifest, artifact_root)
+    except ConditionError as error:
+        raise _fail(error.with_source(error.source or str(file))) from None
+    seats = len(plan_seats(manifest))
+    prompts = "prompts verified" if artifact_root is not None else "prompts not checked"
+    typer.echo(
+        f"OK {manifest.condition} {manifest.sha256[:12]} ({seats} seat{'s' if seats != 1 else ''}, {prompts})"
+    )

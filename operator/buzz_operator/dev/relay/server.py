@@ -1,0 +1,288 @@
+"""The development relay: a Buzz-compatible NIP-01/NIP-42/NIP-29-style websocket relay backed by
+Postgres, enough to run benchmark trials against (§9). Host-header tenancy, AUTH before anything,
+NIP-OA admission by the relay owner, channel kinds with relay-signed state, REQ with live
+delivery, and `GET /_readiness`. Every bad input is answered, never raised:
+`OK false` / `CLOSED` / `NOTICE` with a NIP-01 machine prefix."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+import asyncpg
+from websockets.asyncio.server import Server, ServerConnection
+from websockets.asyncio.server import serve as ws_serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from buzz_operator.dev.relay import channels, store
+from buzz_operator.dev.relay.config import RelayConfig
+from buzz_operator.dev.relay.filters import Filter, FilterError, parse_filter
+from buzz_operator.relay.hosts import normalize_host, relay_url_authority
+from buzz_operator.relay.nostr import KIND_AUTH, event_is_attested, event_shape_error, verify_event
+
+log = logging.getLogger("buzz_operator.dev.relay")
+
+AUTH_WINDOW_S = 600  # NIP-42: AUTH events must be recent
+FUTURE_SKEW_S = 900
+MAX_SUBS_PER_CONNECTION = 64
+_FRAME_LIMIT = 4 * 1024 * 1024  # frames above this are dropped by websockets itself
+
+
+@dataclass(eq=False)  # identity-hashed: sessions live in a set
+class Session:
+    ws: ServerConnection
+    challenge: str = field(default_factory=lambda: secrets.token_hex(16))
+    pubkey: str | None = None
+    subs: dict[str, list[Filter]] = field(default_factory=dict)
+    writes: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(16))
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class Relay:
+    def __init__(self, config: RelayConfig, pool: asyncpg.Pool) -> None:
+        self.config = config
+        self.pool = pool
+        self.relay_keypair = config.relay_keypair
+        self.authority = config.authority
+        self.sessions: set[Session] = set()
+
+    # -- HTTP side: readiness and tenancy --------------------------------------------------------
+    async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.path.split("?", 1)[0] == "/_readiness":
+            ok = await self.database_ready()
+            status = HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE
+            return connection.respond(status, "ok\n" if ok else "database unavailable\n")
+        host = request.headers.get("Host", "")
+        if normalize_host(host) != self.authority:
+            # unknown tenant fails closed, before the websocket upgrade (§9.2)
+            log.info("unknown host refused", extra={"fields": {"host": host[:200]}})
+            return connection.respond(HTTPStatus.NOT_FOUND, "unknown relay host\n")
+        return None
+
+    async def database_ready(self) -> bool:
+        try:
+            async with asyncio.timeout(2.0):
+                return await self.pool.fetchval("SELECT 1") == 1
+        except Exception:  # any failure means "not ready"; the reason is logged, not raised
+            log.warning("readiness: postgres did not answer SELECT 1", exc_info=True)
+            return False
+
+    # -- websocket side ------------------------------------------------------------------------
+    async def handle(self, ws: ServerConnection) -> None:
+        session = Session(ws)
+        self.sessions.add(session)
+        try:
+            await ws.send(json.dumps(["AUTH", session.challenge]))
+            async for raw in ws:
+                await self.on_message(session, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sessions.discard(session)
+            for task in list(session.tasks):
+                task.cancel()
+
+    async def send(self, session: Session, frame: list[Any]) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await session.ws.send(json.dumps(frame))
+
+    async def on_message(self, session: Session, raw: str | bytes) -> None:
+        try:
+            msg = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            await self.send(session, ["NOTICE", "invalid: message is not JSON"])
+            return
+        if not isinstance(msg, list) or not msg or not isinstance(msg[0], str):
+            await self.send(session, ["NOTICE", "invalid: message must be a JSON array starting with a type"])
+            return
+        head = msg[0]
+        if head == "EVENT" and len(msg) == 2:
+            size = len(raw.encode() if isinstance(raw, str) else raw)
+            # writes run concurrently (bounded) so a burst of publishes is not serialised
+            await session.writes.acquire()
+            task = asyncio.create_task(self._event_task(session, msg[1], size))
+            session.tasks.add(task)
+            task.add_done_callback(session.tasks.discard)
+        elif head == "AUTH" and len(msg) == 2:
+            await self.on_auth(session, msg[1])
+        elif head == "REQ" and len(msg) >= 3:
+            await self.on_req(session, msg[1], msg[2:])
+        elif head == "CLOSE" and len(msg) == 2:
+            session.subs.pop(str(msg[1]), None)
+        else:
+            await self.send(session, ["NOTICE", f"invalid: unsupported or malformed {head[:20]!r} message"])
+
+    async def _event_task(self, session: Session, event: Any, size: int) -> None:
+        try:
+            await self.on_event(session, event, size)
+        finally:
+            session.writes.release()
+
+    async def on_auth(self, session: Session, event: Any) -> None:
+        eid = event.get("id", "") if isinstance(event, dict) else ""
+        reason = self._auth_refusal(session, event)
+        if reason is not None:
+            log.info("auth refused", extra={"fields": {"reason": reason}})
+            await self.send(session, ["OK", eid, False, reason])
+            return
+        session.pubkey = event["pubkey"]
+        log.info("authenticated", extra={"fields": {"pubkey": session.pubkey}})
+        await self.send(session, ["OK", eid, True, ""])
+
+    def _auth_refusal(self, session: Session, event: Any) -> str | None:
+        shape = event_shape_error(event)
+        if shape is not None:
+            return f"invalid: {shape}"
+        if not verify_event(event):
+            return "invalid: bad event id or signature"
+        if event["kind"] != KIND_AUTH:
+            return f"invalid: AUTH event must be kind {KIND_AUTH}"
+        tags = {t[0]: t[1] for t in event["tags"] if len(t) >= 2}
+        if tags.get("challenge") != session.challenge:
+            return "invalid: challenge does not match"
+        try:
+            relay_ok = relay_url_authority(tags.get("relay", "")) == self.authority
+        except ValueError:
+            relay_ok = False
+        if not relay_ok:
+            return "invalid: relay tag does not name this relay"
+        if abs(time.time() - event["created_at"]) > AUTH_WINDOW_S:
+            return "invalid: AUTH event is stale"
+        if not self._admitted(event):
+            return "restricted: pubkey is not attested by the relay owner"
+        return None
+
+    def _admitted(self, event: dict[str, Any]) -> bool:
+        """The owner itself, or an identity carrying a valid NIP-OA tag from the owner (§9.2)."""
+        return event["pubkey"] == self.config.owner_pubkey or event_is_attested(event, self.config.owner_pubkey)
+
+    async def on_event(self, session: Session, event: Any, size: int) -> None:
+        eid = event.get("id", "") if isinstance(event, dict) else ""
+        eid = eid if isinstance(eid, str) else ""
+        if size > self.config.max_event_bytes:
+            await self.send(session, ["OK", eid, False, f"invalid: event exceeds {self.config.max_event_bytes} bytes"])
+            return
+        shape = event_shape_error(event)
+        if shape is not None:
+            await self.send(session, ["OK", eid, False, f"invalid: {shape}"])
+            return
+        if session.pubkey is None:
+            await self.send(session, ["OK", eid, False, "auth-required: authenticate with NIP-42 first"])
+            return
+        if not verify_event(event):
+            await self.send(session, ["OK", eid, False, "invalid: bad event id or signature"])
+            return
+        if event["kind"] == KIND_AUTH:
+            await self.send(session, ["OK", eid, False, "invalid: AUTH events are not published"])
+            return
+        if event["created_at"] > time.time() + FUTURE_SKEW_S:
+            await self.send(session, ["OK", eid, False, "invalid: created_at is too far in the future"])
+            return
+        if not self._admitted(event):
+            await self.send(session, ["OK", eid, False, "restricted: event lacks a valid owner auth tag"])
+            return
+        try:
+            async with self.pool.acquire() as conn, conn.transaction():
+                outcome = await channels.apply_event(conn, self.relay_keypair, event)
+        except channels.Rejected as exc:
+            await self.send(session, ["OK", eid, False, str(exc)])
+            return
+        except Exception:  # the database is down or misbehaving: tell the client it may retry
+            log.exception("event write failed", extra={"fields": {"id": eid, "kind": event["kind"]}})
+            await self.send(session, ["OK", eid, False, "error: storage failure, retryable: try again"])
+            return
+        await self.send(session, ["OK", eid, True, outcome.message])
+        await self.broadcast(outcome.deliveries)
+
+    async def broadcast(self, deliveries: list[channels.Delivery]) -> None:
+        for delivery in deliveries:
+            for session in list(self.sessions):
+                if session.pubkey is None:
+                    continue
+                if delivery.readers is not None and session.pubkey not in delivery.readers:
+                    continue
+                for sub_id, filters in list(session.subs.items()):
+                    if any(f.matches(delivery.event) for f in filters):
+                        await self.send(session, ["EVENT", sub_id, delivery.event])
+
+    async def on_req(self, session: Session, sub_id: Any, raw_filters: list[Any]) -> None:
+        if not isinstance(sub_id, str) or not 0 < len(sub_id) <= 64:
+            await self.send(session, ["NOTICE", "invalid: subscription id must be a 1-64 character string"])
+            return
+        if session.pubkey is None:
+            await self.send(session, ["CLOSED", sub_id, "auth-required: authenticate with NIP-42 first"])
+            return
+        try:
+            filters = [parse_filter(f) for f in raw_filters]
+        except FilterError as exc:
+            await self.send(session, ["CLOSED", sub_id, f"invalid: {exc}"])
+            return
+        if sub_id not in session.subs and len(session.subs) >= MAX_SUBS_PER_CONNECTION:
+            await self.send(session, ["CLOSED", sub_id, "blocked: too many subscriptions"])
+            return
+        # registered before the stored read so nothing published meanwhile is missed
+        session.subs[sub_id] = filters
+        try:
+            events = await store.query_events(self.pool, filters, session.pubkey)
+        except Exception:
+            session.subs.pop(sub_id, None)
+            log.exception("query failed")
+            await self.send(session, ["CLOSED", sub_id, "error: storage failure"])
+            return
+        for event in events:
+            await self.send(session, ["EVENT", sub_id, event])
+        await self.send(session, ["EOSE", sub_id])
+
+    async def ttl_sweeper(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.ttl_sweep_seconds)
+            try:
+                async with self.pool.acquire() as conn, conn.transaction():
+                    deliveries = await channels.sweep_expired(conn, self.relay_keypair)
+                if deliveries:
+                    log.info("ttl sweep archived channels", extra={"fields": {"count": len(deliveries)}})
+                await self.broadcast(deliveries)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a sweep failure must not stop the relay; the next sweep retries
+                log.exception("ttl sweep failed")
+
+
+@contextlib.asynccontextmanager
+async def serve(config: RelayConfig) -> AsyncIterator[int]:
+    """Run the relay until the block exits; yields the bound port (bind port 0 for an ephemeral one)."""
+    config.validate()
+    pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=10)
+    try:
+        await store.apply_schema(pool)
+        relay = Relay(config, pool)
+        server: Server = await ws_serve(
+            relay.handle,
+            config.bind_host,
+            config.bind_port,
+            process_request=relay.process_request,
+            max_size=_FRAME_LIMIT,
+            compression=None,
+        )
+        sweeper = asyncio.create_task(relay.ttl_sweeper())
+        try:
+            port = next(iter(server.sockets)).getsockname()[1]
+            log.info("relay listening", extra={"fields": {"port": port, "relay_url": config.relay_url}})
+            yield port
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            server.close()
+            await server.wait_closed()
+    finally:
+        await pool.close()

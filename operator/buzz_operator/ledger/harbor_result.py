@@ -1,0 +1,197 @@
+"""Harbor's trial ``result.json`` and the agent metadata inside it (anchors.md §A1; §4.10).
+
+The object store keeps Harbor's layout so Harbor's own tools and the seed's ``summarize.py`` read
+our trials unchanged; ``result.json`` is written last and is the trial's commit marker. Field
+order follows Harbor's ``TrialResult`` model, and the text is rendered as pydantic's
+``model_dump_json(indent=4)`` does (datetimes ISO 8601, UTC as ``Z``, non-ASCII kept).
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from buzz_operator.ledger.accounting import TrialAccounting
+
+# BuzzOrchestraAgent.name() / version() (§0): Harbor groups results by agent name and version.
+AGENT_NAME = "buzz-orchestra"
+AGENT_VERSION = "0.1.0"
+# §4.10 constant metadata values.
+AGENT_RUNTIME = "in-container"
+TASK_SEED = "user-identity-prompt"
+
+
+def iso_datetime(value: datetime | None) -> str | None:
+    """A datetime as pydantic serialises it: ISO 8601, ``Z`` for UTC, no offset when naive."""
+    if value is None:
+        return None
+    text = value.isoformat()
+    if value.tzinfo is not None and value.utcoffset() == UTC.utcoffset(None):
+        text = text.removesuffix("+00:00") + "Z"
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseTiming:
+    """Harbor ``TimingInfo`` of one phase."""
+
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"started_at": iso_datetime(self.started_at), "finished_at": iso_datetime(self.finished_at)}
+
+
+@dataclass(frozen=True, slots=True)
+class TrialException:
+    """Harbor ``ExceptionInfo``: why a trial ended in error. ``exception_type`` is the class name."""
+
+    exception_type: str
+    exception_message: str
+    exception_traceback: str
+    occurred_at: datetime
+
+    @classmethod
+    def from_exception(cls, error: BaseException, occurred_at: datetime) -> TrialException:
+        return cls(
+            exception_type=type(error).__name__,
+            exception_message=str(error),
+            exception_traceback="".join(traceback.format_exception(error)),
+            occurred_at=occurred_at,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exception_type": self.exception_type,
+            "exception_message": self.exception_message,
+            "exception_traceback": self.exception_traceback,
+            "occurred_at": iso_datetime(self.occurred_at),
+        }
+
+
+def agent_metadata(
+    *,
+    accounting: TrialAccounting,
+    completion_message_id: str,
+    completion_message: str,
+    stopped_without_done: bool,
+    buzz_evidence_exported: bool,
+    agent_active_seconds: float | None,
+    usage_settle_seconds: float,
+    container_trust_store: str,
+    container_verifier_deps: str,
+    agent_max_rounds: Mapping[str, int],
+    solo_roster: bool,
+    agent_platform_prompt: Mapping[str, bool],
+    manifest_sha256: str,
+    condition: str,
+    buzz_channel_id: str,
+    run_id: str,
+    trial_id: str,
+) -> dict[str, Any]:
+    """``agent_result.metadata`` in the seed's key order (§4.10).
+
+    The runtime's keys, then the accounting keys (§5.4 ``to_metadata``), then the five the Harbor
+    adapter adds. ``summarize.py`` reads ``condition``, ``manifest_sha256``,
+    ``accounting_reconciled``, ``per_agent_tokens`` and ``stopped_without_done`` from here.
+    """
+    return {
+        "completion_message_id": completion_message_id,
+        "completion_message": completion_message,
+        "stopped_without_done": stopped_without_done,
+        "buzz_evidence_exported": buzz_evidence_exported,
+        "agent_runtime": AGENT_RUNTIME,
+        "agent_active_seconds": agent_active_seconds,
+        "usage_settle_seconds": usage_settle_seconds,
+        "container_trust_store": container_trust_store,
+        "container_verifier_deps": container_verifier_deps,
+        "agent_hints_enabled": False,
+        "task_seed": TASK_SEED,
+        "agent_max_rounds": dict(agent_max_rounds),
+        "solo_roster": solo_roster,
+        "agent_platform_prompt": dict(agent_platform_prompt),
+        **accounting.to_metadata(),
+        "manifest_sha256": manifest_sha256,
+        "condition": condition,
+        "buzz_channel_id": buzz_channel_id,
+        "run_id": run_id,
+        "trial_id": trial_id,
+    }
+
+
+def agent_result(accounting: TrialAccounting, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Harbor ``AgentContext``: the trial totals (§4.10).
+
+    ``n_cache_tokens`` is 0 as in the seed, whose runtime never fills ``cached_input_tokens``;
+    the cache split travels in the metadata instead.
+    """
+    return {
+        "n_input_tokens": accounting.input_tokens,
+        "n_cache_tokens": 0,
+        "n_output_tokens": accounting.output_tokens,
+        "cost_usd": accounting.cost_usd,
+        "rollout_details": None,
+        "metadata": dict(metadata),
+    }
+
+
+def build_trial_result(
+    *,
+    trial_uuid: str,
+    task_name: str,
+    trial_name: str,
+    trial_uri: str,
+    task_id: Mapping[str, Any],
+    source: str | None,
+    task_checksum: str,
+    config: Mapping[str, Any],
+    model_info: Mapping[str, str] | None,
+    agent_result: Mapping[str, Any] | None,
+    rewards: Mapping[str, float | int] | None,
+    exception: TrialException | None,
+    started_at: datetime | None,
+    finished_at: datetime | None,
+    environment_setup: PhaseTiming | None = None,
+    agent_setup: PhaseTiming | None = None,
+    agent_execution: PhaseTiming | None = None,
+    verifier: PhaseTiming | None = None,
+) -> dict[str, Any]:
+    """A Harbor ``TrialResult`` document (anchors.md §A1), fields in Harbor's order.
+
+    ``rewards`` None means the verifier produced no result (distinct from a reward of 0).
+    """
+    if model_info is not None and set(model_info) != {"name", "provider"}:
+        raise ValueError(f"result.json: agent_info.model_info needs exactly name and provider, got {sorted(model_info)}")
+    return {
+        "id": trial_uuid,
+        "task_name": task_name,
+        "trial_name": trial_name,
+        "trial_uri": trial_uri,
+        "task_id": dict(task_id),
+        "source": source,
+        "task_checksum": task_checksum,
+        "config": dict(config),
+        "agent_info": {
+            "name": AGENT_NAME,
+            "version": AGENT_VERSION,
+            "model_info": dict(model_info) if model_info is not None else None,
+        },
+        "agent_result": dict(agent_result) if agent_result is not None else None,
+        "verifier_result": {"rewards": dict(rewards)} if rewards is not None else None,
+        "exception_info": exception.to_json() if exception is not None else None,
+        "started_at": iso_datetime(started_at),
+        "finished_at": iso_datetime(finished_at),
+        "environment_setup": environment_setup.to_json() if environment_setup is not None else None,
+        "agent_setup": agent_setup.to_json() if agent_setup is not None else None,
+        "agent_execution": agent_execution.to_json() if agent_execution is not None else None,
+        "verifier": verifier.to_json() if verifier is not None else None,
+    }
+
+
+def render_trial_result(result: Mapping[str, Any]) -> str:
+    """``result.json`` text as Harbor writes it (``model_dump_json(indent=4)``)."""
+    return json.dumps(result, indent=4, ensure_ascii=False)

@@ -1,0 +1,186 @@
+"""Credential-shaped strings in a bundle (buzz-harness.md §5.4 ``scan_for_secrets``).
+
+Every agent runs with a live provider token and a Nostr private key in its environment, so a
+bundle is scanned before it counts as complete. A finding names the file, the line and the kind —
+never the matched text, which would copy the very secret into the report.
+
+Files are streamed; each chunk of whole lines is searched in C first and line numbers are worked
+out only for the hits, so a clean 200 MB log costs a handful of regex passes, not one per line.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from buzz_operator.ledger.lines import iter_line_chunks
+
+TRIAL_CREDENTIAL = "trial-credential"
+HEX_64 = "hex-64"
+# §5.4, in the seed's order (the order findings on one line are reported in).
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("nostr-private-key", re.compile(r"\bnsec1[02-9ac-hj-np-z]{20,}", re.IGNORECASE)),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("openai-key", re.compile(r"\bsk-[A-Za-z0-9]{32,}")),
+    ("databricks-token", re.compile(r"\bdapi[0-9a-f]{32,}", re.IGNORECASE)),
+    ("bearer-header", re.compile(r"[Aa]uthorization:\s*Bearer\s+\S{16,}")),
+    # The wire form of a Nostr secret key, but also of every pubkey and digest a bundle must
+    # contain, so it fires on every trial: a prompt to look, kept out of `clean`.
+    (HEX_64, re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")),
+)
+# `\s*` may cross a line break inside a chunk while the seed matches per line, so this kind is
+# searched line by line (behind a literal gate) in any chunk where it hits at all. Every other
+# pattern can only match within one line, so its chunk-level matches map straight to lines.
+_PER_LINE_GATES = {"bearer-header": "uthorization:"}
+REVIEW_KINDS = frozenset({HEX_64})
+# Shortest known-secret literal worth substring-matching: shorter ones collide with ordinary text.
+MIN_SECRET_LENGTH = 16
+# Files that legitimately hold 64-hex digests (manifest and prompt hashes).
+HEX_ALLOWED_FILES = frozenset({"manifest.json", "summary.json", "receipts.jsonl"})
+# Compared case-insensitively: CONFIG.YAML is scanned.
+SCANNED_SUFFIXES = frozenset({".json", ".jsonl", ".log", ".md", ".txt", ".yaml", ".yml"})
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_KIND_ORDER = {TRIAL_CREDENTIAL: 0} | {kind: index + 1 for index, (kind, _) in enumerate(SECRET_PATTERNS)}
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """One suspected secret, located precisely enough to act on."""
+
+    path: str
+    line: int
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "kind": self.kind}
+
+
+@dataclass(frozen=True, slots=True)
+class SecretScan:
+    """The ``secret_scan`` block of ``summary.json``."""
+
+    findings: tuple[SecretFinding, ...] = ()
+    review: tuple[SecretFinding, ...] = ()
+    # Files that could not be read, as "<relative path>: <reason>". A file the scan could not see
+    # is not a file it found clean, so any entry here makes the bundle not clean.
+    unreadable: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        """No definite leak; review items (hex-64) do not count against it (§5.4)."""
+        return not self.findings and not self.unreadable
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "clean": self.clean,
+            "findings": [finding.to_json() for finding in self.findings],
+            "review": [finding.to_json() for finding in self.review],
+        }
+        if self.unreadable:
+            data["unreadable"] = list(self.unreadable)
+        return data
+
+
+def trial_secret_literals(secrets: Iterable[str]) -> tuple[str, ...]:
+    """The trial's own secret strings worth matching: at least 16 characters, one line each."""
+    return tuple(
+        sorted(
+            {
+                secret
+                for secret in secrets
+                if len(secret) >= MIN_SECRET_LENGTH and not any(c in secret for c in _LINE_BREAKS)
+            }
+        )
+    )
+
+
+def scan_bundle(root: Path, known_secrets: Iterable[str] = ()) -> SecretScan:
+    """Scan every file under ``root`` with a scanned suffix, in sorted path order (§5.4).
+
+    ``known_secrets`` is the trial's own secret material (each seat's and the user's Nostr secret
+    key, auth tag and provider API key): a hit there is not a credential-shaped string but the
+    very credential the trial ran with, reported as ``trial-credential``.
+    """
+    literals = trial_secret_literals(known_secrets)
+    findings: list[SecretFinding] = []
+    unreadable: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix.lower() not in SCANNED_SUFFIXES or not path.is_file():
+            continue
+        relative = path.relative_to(root).as_posix()
+        try:
+            findings.extend(scan_file(path, relative, literals))
+        except OSError as error:
+            unreadable.append(f"{relative}: {error.strerror or error}")
+    return SecretScan(
+        findings=tuple(f for f in findings if f.kind not in REVIEW_KINDS),
+        review=tuple(f for f in findings if f.kind in REVIEW_KINDS),
+        unreadable=tuple(unreadable),
+    )
+
+
+def scan_file(path: Path, relative: str, literals: tuple[str, ...]) -> list[SecretFinding]:
+    """Findings of one file, ordered by line and then by kind as the seed reports them."""
+    patterns = [
+        (kind, pattern)
+        for kind, pattern in SECRET_PATTERNS
+        if not (kind == HEX_64 and path.name in HEX_ALLOWED_FILES)
+    ]
+    hits: set[tuple[int, str]] = set()
+    first_line = 1
+    for chunk in iter_line_chunks(path):
+        locator = _LineLocator(chunk)
+        for literal in literals:
+            start = chunk.find(literal)
+            while start >= 0:
+                line = locator.line_of(start)
+                hits.add((first_line + line, TRIAL_CREDENTIAL))
+                # One finding per line: continue from the next line.
+                start = chunk.find(literal, locator.end_of(line))
+        for kind, pattern in patterns:
+            gate = _PER_LINE_GATES.get(kind)
+            if gate is not None:
+                if pattern.search(chunk):
+                    for line, text in enumerate(locator.lines()):
+                        if gate in text and pattern.search(text):
+                            hits.add((first_line + line, kind))
+                continue
+            for match in pattern.finditer(chunk):
+                hits.add((first_line + locator.line_of(match.start()), kind))
+        first_line += locator.line_count()
+    return [
+        SecretFinding(relative, line, kind)
+        for line, kind in sorted(hits, key=lambda hit: (hit[0], _KIND_ORDER[hit[1]]))
+    ]
+
+
+class _LineLocator:
+    """Maps offsets in a chunk to 0-based ``splitlines()`` line indexes, built only on demand."""
+
+    def __init__(self, chunk: str) -> None:
+        self.chunk = chunk
+        self._ends: list[int] | None = None
+
+    def _build(self) -> list[int]:
+        if self._ends is None:
+            self._ends = list(accumulate(map(len, self.chunk.splitlines(keepends=True))))
+        return self._ends
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self._build(), offset)
+
+    def end_of(self, line: int) -> int:
+        return self._build()[line]
+
+    def lines(self) -> list[str]:
+        return self.chunk.splitlines()
+
+    def line_count(self) -> int:
+        if self._ends is not None:
+            return len(self._ends)
+        return len(self.chunk.splitlines())

@@ -94,7 +94,9 @@ def compute_auth_tag(owner_secret_hex: str, agent_pubkey_hex: str, conditions: s
     owner_pk = owner.public_key_xonly.format().hex()
     if owner_pk == agent_pubkey_hex:
         raise AuthTagError("self-attestation: the owner cannot attest its own key")
-    sig = owner.sign_schnorr(_preimage_digest(agent_pubkey_hex, conditions)).hex()
+    # zero aux randomness (allowed by BIP-340) makes the tag a pure function of its inputs, so a
+    # re-derived tenant hands out byte-identical tags (crash-safe idempotence, see tenant.py)
+    sig = owner.sign_schnorr(_preimage_digest(agent_pubkey_hex, conditions), bytes(32)).hex()
     return json.dumps(["auth", owner_pk, conditions, sig], separators=(",", ":"))
 
 

@@ -12,8 +12,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from buzz_operator.condition.seats import Seat
 from buzz_operator.dev.relay import RelayConfig, serve
 from buzz_operator.relay.nostr import Keypair
+from buzz_operator.relay.tenant_models import DirectoryEntry, RelayTarget, TenantRequest
 
 
 def dsn_for_database(dsn: str, database: str) -> str:
@@ -91,3 +93,62 @@ async def relay(db_dsn: str) -> AsyncIterator[RunningRelay]:
             relay_key=relay_key,
             dsn=db_dsn,
         )
+
+
+# -- builders shared by the tenant/evidence tests (fixtures, since importlib mode has no test package)
+
+
+def seats(workers: int = 1) -> list[Seat]:
+    out = [Seat("lead-1", "lead", "orchestrator", "lead", "ep-a", "rev-a", "buzz-agent", True, 1)]
+    out += [
+        Seat(f"worker-{i}", "worker", "worker", "implementer", "ep-b", "rev-b", "buzz-agent", True, i)
+        for i in range(1, workers + 1)
+    ]
+    return out
+
+
+def directory_entries() -> list[DirectoryEntry]:
+    """The create-channel fixture's 60 identities (§3.5)."""
+    users = [DirectoryEntry(f"benchmark-user-{i:02d}", "user") for i in range(1, 51)]
+    bots = [DirectoryEntry(f"benchmark-bot-{i:02d}", "bot") for i in range(1, 11)]
+    return users + bots
+
+
+def request(**overrides: object) -> TenantRequest:
+    fields: dict[str, object] = {
+        "run_id": f"run-{secrets.token_hex(4)}",
+        "trial_id": f"trial-{secrets.token_hex(8)}",
+        "manifest_sha256": secrets.token_hex(32),
+        "seats": seats(),
+        "channel_label": "reply-to-thread",
+        "task_name": "reply-to-thread",
+        "user_display_name": None,
+        "directory": (),
+    }
+    fields.update(overrides)
+    return TenantRequest(**fields)  # type: ignore[arg-type]
+
+
+
+
+@pytest.fixture
+def target(relay: RunningRelay) -> RelayTarget:
+    """Dial 127.0.0.1 while presenting the canonical `localhost:<port>` Host, as a pod does."""
+    return RelayTarget(
+        url=relay.relay_url, owner_secret_hex=relay.owner.secret_hex, pg_dsn=relay.dsn, connect_url=relay.dial_url
+    )
+
+
+@pytest.fixture
+def make_request() -> object:
+    return request
+
+
+@pytest.fixture
+def make_seats() -> object:
+    return seats
+
+
+@pytest.fixture
+def directory60() -> list[DirectoryEntry]:
+    return directory_entries()

@@ -1,0 +1,55 @@
+"""Deterministic directory seeding (§3.5): pubkeys derived from the owner key, profiles published
+only for pubkeys the relay has none for, so reruns publish nothing and pubkeys never drift."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+
+from buzz_operator.relay.client import RelayClient
+from buzz_operator.relay.identities import stable_keypair
+from buzz_operator.relay.nip_oa import compute_auth_tag
+from buzz_operator.relay.nostr import Keypair, sign_event
+from buzz_operator.relay.tenant_models import DirectoryEntry, DirectoryIdentity, ProvisioningError
+
+PROFILE_BATCH = 200  # the CLI's `users get --pubkey` batch size (§3.5)
+KIND_PROFILE = 0
+
+
+def profile_event(keypair: Keypair, name: str, owner_secret_hex: str) -> dict[str, object]:
+    """`users set-profile --name <name>` as that identity, carrying its auth tag (§9.2)."""
+    tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex)
+    return sign_event(keypair, KIND_PROFILE, json.dumps({"name": name}, separators=(",", ":")), [], auth_tag=tag)
+
+
+async def existing_profiles(client: RelayClient, pubkeys: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    batches = [list(pubkeys[i : i + PROFILE_BATCH]) for i in range(0, len(pubkeys), PROFILE_BATCH)]
+    for batch in batches:
+        events = await client.query([{"kinds": [KIND_PROFILE], "authors": batch}])
+        found.update(e["pubkey"] for e in events)
+    return found
+
+
+async def publish_all(client: RelayClient, events: Sequence[dict[str, object]], what: str) -> None:
+    results = await asyncio.gather(*(client.publish(e) for e in events))
+    refused = [msg for ok, msg in results if not ok]
+    if refused:
+        raise ProvisioningError(f"relay refused {len(refused)} {what}: {refused[0]}")
+
+
+async def seed_directory(
+    client: RelayClient, owner_secret_hex: str, entries: Sequence[DirectoryEntry]
+) -> tuple[DirectoryIdentity, ...]:
+    keypairs = [stable_keypair(owner_secret_hex, entry.name) for entry in entries]
+    have = await existing_profiles(client, [kp.pubkey_hex for kp in keypairs])
+    missing = [
+        profile_event(kp, entry.name, owner_secret_hex)
+        for kp, entry in zip(keypairs, entries, strict=True)
+        if kp.pubkey_hex not in have
+    ]
+    await publish_all(client, missing, "directory profiles")
+    return tuple(
+        DirectoryIdentity(entry.name, entry.role, kp.pubkey_hex) for kp, entry in zip(keypairs, entries, strict=True)
+    )

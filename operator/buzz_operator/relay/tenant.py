@@ -1,0 +1,224 @@
+"""Per-trial relay tenant (§3.3–3.6): seats with keys and NIP-OA tags, the trial user, a private
+stream channel with every seat as member, profiles, the deterministic directory; archive on
+teardown; healthcheck. Idempotent and concurrency-safe under the §3.3 advisory lock.
+
+Improvement on the seed (§11): the stored handle is public data only. Seat and user secrets are
+derived from the owner key (identities.py), so a second `provision()` — after a crash, or from a
+restarted operator — returns the same handle *and* the same secrets without any secret at rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+import asyncpg
+
+from buzz_operator.relay.benchmark_schema import apply_benchmark_schema
+from buzz_operator.relay.client import RelayClient, RelayError
+from buzz_operator.relay.directory import profile_event, publish_all, seed_directory
+from buzz_operator.relay.identities import seat_keypair, stable_keypair, trial_channel_id, trial_lock_key
+from buzz_operator.relay.nip_oa import compute_auth_tag
+from buzz_operator.relay.nostr import Keypair
+from buzz_operator.relay.tenant_models import (
+    ProvisioningError,
+    RelayTarget,
+    SeatIdentity,
+    SeatSecret,
+    TenantHandle,
+    TenantRequest,
+    TenantSecrets,
+    UserIdentity,
+)
+
+KIND_CREATE_CHANNEL = 9007
+KIND_ADD_MEMBER = 9000
+KIND_EDIT_METADATA = 9002
+KIND_CHANNEL_METADATA = 39000
+USER_SEAT = "user"
+
+
+def channel_name(req: TenantRequest) -> str:
+    """§3.3: `<label>-<trial_id[:8]>` or `trial-<trial[:8]>-<hash[:8]>`."""
+    if req.channel_label:
+        return f"{req.channel_label}-{req.trial_id[:8]}"
+    return f"trial-{req.trial_id[:8]}-{req.manifest_sha256[:8]}"
+
+
+def _user_keypair(owner_secret_hex: str, run_id: str, trial_id: str, identity_id: str) -> Keypair:
+    if identity_id.startswith("task-user:"):
+        return stable_keypair(owner_secret_hex, identity_id)
+    return seat_keypair(owner_secret_hex, run_id, trial_id, USER_SEAT)
+
+
+def derive_secrets(owner_secret_hex: str, handle: TenantHandle) -> TenantSecrets:
+    """Recompute every secret of a provisioned tenant from the owner key and its public handle."""
+    seats: dict[str, SeatSecret] = {}
+    for seat in handle.seats:
+        kp = seat_keypair(owner_secret_hex, handle.run_id, handle.trial_id, seat.seat_id)
+        seats[seat.seat_id] = SeatSecret(kp.secret_hex, compute_auth_tag(owner_secret_hex, kp.pubkey_hex))
+    user = _user_keypair(owner_secret_hex, handle.run_id, handle.trial_id, handle.user.identity_id)
+    return TenantSecrets(seats, user.secret_hex, compute_auth_tag(owner_secret_hex, user.pubkey_hex))
+
+
+def client_as(target: RelayTarget, secret_hex: str, auth_tag: str) -> RelayClient:
+    return RelayClient(target.dial_url, Keypair.from_secret(secret_hex), auth_tag, host=target.authority)
+
+
+def _plan(target: RelayTarget, req: TenantRequest) -> tuple[TenantHandle, TenantSecrets]:
+    """Everything but the directory is decided before touching the relay (pure and repeatable)."""
+    owner = target.owner_secret_hex
+    seats = tuple(
+        SeatIdentity(s.seat_id, s.kind, s.role,
+                     seat_keypair(owner, req.run_id, req.trial_id, s.seat_id).pubkey_hex, s.endpoint)
+        for s in req.seats
+    )
+    if req.user_display_name:
+        user = UserIdentity(req.user_display_name, "", f"task-user:{req.task_name}")
+    else:
+        user = UserIdentity(USER_SEAT, "", f"seat:{USER_SEAT}")
+    user_kp = _user_keypair(owner, req.run_id, req.trial_id, user.identity_id)
+    user = UserIdentity(user.name, user_kp.pubkey_hex, user.identity_id)
+    owner_pk = Keypair.from_secret(owner).pubkey_hex
+    handle = TenantHandle(
+        run_id=req.run_id,
+        trial_id=req.trial_id,
+        manifest_sha256=req.manifest_sha256,
+        channel_id=trial_channel_id(owner_pk, req.run_id, req.trial_id),
+        channel_name=channel_name(req),
+        relay_url=target.url,
+        seats=seats,
+        user=user,
+        task_name=req.task_name or "",
+    )
+    return handle, derive_secrets(owner, handle)
+
+
+async def _channel_exists(client: RelayClient, channel_id: str) -> bool:
+    return bool(await client.query([{"kinds": [KIND_CHANNEL_METADATA], "#d": [channel_id]}]))
+
+
+async def _provision_on_relay(
+    target: RelayTarget, req: TenantRequest, handle: TenantHandle, secrets: TenantSecrets
+) -> TenantHandle:
+    async with client_as(target, secrets.user_secret_hex, secrets.user_auth_tag) as user:
+        description = f"run={req.run_id} trial={req.trial_id} manifest={req.manifest_sha256}"
+        create = user.sign(KIND_CREATE_CHANNEL, "", [
+            ["h", handle.channel_id], ["name", handle.channel_name], ["visibility", "private"],
+            ["channel_type", "stream"], ["about", description],
+        ])
+        ok, message = await user.publish(create)
+        # a provisioning retried after a crash finds its own channel already there
+        if not ok and not ("already exists" in message and await _channel_exists(user, handle.channel_id)):
+            raise ProvisioningError(f"relay refused to create channel {handle.channel_name}: {message}")
+        await publish_all(user, [
+            user.sign(KIND_ADD_MEMBER, "", [["h", handle.channel_id], ["p", seat.pubkey], ["role", "member"]])
+            for seat in handle.seats
+        ], "member additions")
+        profiles = [profile_event(Keypair.from_secret(secrets.user_secret_hex), handle.user.name,
+                                  target.owner_secret_hex)]
+        profiles += [
+            profile_event(Keypair.from_secret(secrets.seats[s.seat_id].secret_hex), s.seat_id, target.owner_secret_hex)
+            for s in handle.seats
+        ]
+        await publish_all(user, profiles, "profiles")
+        directory = await seed_directory(user, target.owner_secret_hex, req.directory)
+    return TenantHandle(**{**handle.__dict__, "directory": directory})
+
+
+async def provision(target: RelayTarget, req: TenantRequest) -> tuple[TenantHandle, TenantSecrets]:
+    """Create (or return the already created) tenant of one trial."""
+    req.validate()
+    handle, secrets = _plan(target, req)
+    try:
+        conn = await asyncpg.connect(target.pg_dsn, timeout=10)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        raise ProvisioningError(f"cannot connect to postgres: {type(exc).__name__}") from exc
+    try:
+        await apply_benchmark_schema(conn)
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", trial_lock_key(req.run_id, req.trial_id))
+            row = await conn.fetchrow(
+                "SELECT manifest_hash, handle FROM benchmark.trial_manifest WHERE run_id = $1 AND trial_id = $2",
+                req.run_id, req.trial_id,
+            )
+            if row is not None:
+                if row["manifest_hash"] != req.manifest_sha256:
+                    raise ProvisioningError(
+                        f"trial ({req.run_id}, {req.trial_id}) already provisioned with manifest {row['manifest_hash']}"
+                    )
+                stored = TenantHandle.from_json(row["handle"])
+                return stored, derive_secrets(target.owner_secret_hex, stored)
+            try:
+                handle = await _provision_on_relay(target, req, handle, secrets)
+            except (OSError, RelayError, TimeoutError) as exc:
+                raise ProvisioningError(f"relay unreachable or refused auth: {exc}") from exc
+            await conn.execute(
+                "INSERT INTO benchmark.trial_manifest (run_id, trial_id, manifest_hash, channel_id, handle) "
+                "VALUES ($1, $2, $3, $4::uuid, $5::jsonb)",
+                req.run_id, req.trial_id, req.manifest_sha256, handle.channel_id, handle.to_json(),
+            )
+        return handle, secrets
+    finally:
+        await conn.close()
+
+
+async def teardown(target: RelayTarget, handle: TenantHandle, secrets: TenantSecrets) -> None:
+    """Archive as the orchestrator (§3.6, the seed's credentials[0]); never delete events."""
+    orchestrator = secrets.seats[handle.orchestrator.seat_id]
+    try:
+        async with client_as(target, orchestrator.secret_hex, orchestrator.auth_tag) as client:
+            ok, message = await client.publish(
+                client.sign(KIND_EDIT_METADATA, "", [["h", handle.channel_id], ["archived", "true"]])
+            )
+    except (OSError, RelayError, TimeoutError) as exc:
+        raise ProvisioningError(f"relay unreachable during teardown: {exc}") from exc
+    if not ok and "archived" not in message:
+        raise ProvisioningError(f"relay refused to archive channel {handle.channel_id}: {message}")
+    conn = await asyncpg.connect(target.pg_dsn, timeout=10)
+    try:
+        await conn.execute(
+            "UPDATE benchmark.trial_manifest SET archived_at = COALESCE(archived_at, now()) "
+            "WHERE run_id = $1 AND trial_id = $2",
+            handle.run_id, handle.trial_id,
+        )
+    finally:
+        await conn.close()
+
+
+async def _http_status(url: str, host: str, path: str) -> int:
+    """Plain-HTTP GET status (the dev relay and in-cluster relays speak ws://, no TLS)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("wss", "https"):
+        raise ProvisioningError("healthcheck: TLS relay URLs are not supported; use connect_url=ws://…")
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        status_line = await reader.readline()
+    finally:
+        writer.close()
+    fields = status_line.decode("latin-1").split()
+    if len(fields) < 2 or not fields[1].isdigit():
+        raise ProvisioningError(f"relay readiness returned a malformed status line: {status_line[:80]!r}")
+    return int(fields[1])
+
+
+async def healthcheck(target: RelayTarget) -> None:
+    """§3.6: `/_readiness` must answer 200 within 5 s, and Postgres must answer `SELECT 1`."""
+    try:
+        async with asyncio.timeout(5.0):
+            status = await _http_status(target.dial_url, target.authority, "/_readiness")
+    except (OSError, TimeoutError) as exc:
+        raise ProvisioningError(f"relay readiness unreachable: {type(exc).__name__}: {exc}") from exc
+    if status != 200:
+        raise ProvisioningError(f"relay readiness returned HTTP {status}")
+    try:
+        conn = await asyncpg.connect(target.pg_dsn, timeout=5)
+        try:
+            await conn.fetchval("SELECT 1")
+        finally:
+            await conn.close()
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        raise ProvisioningError(f"postgres healthcheck failed: {type(exc).__name__}") from exc
+

@@ -1,0 +1,110 @@
+"""`buzz-acp` (stand-in): the agent process the runtime launches per seat (§4.4).
+
+Exit statuses: 0 after SIGTERM/SIGINT, 1 when the relay is lost or unreachable, 2 on bad
+configuration or an unknown policy; the `crash` policy exits 101 mid-turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+
+from .bridge import TARGET, Bridge, Turn
+from .compat import AsyncTimeout
+from .config import AcpConfig, ConfigError
+from .nostr import CredentialError
+from .policies import POLICIES, Policy
+from .session import RelayError
+from .tracing import EnvFilter, Logger
+
+SHUTDOWN_GRACE_S = 1.0
+
+
+async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
+    session_id = turn.session.session_id
+    log = bridge.log
+    log.info(TARGET, f"turn started for {session_id} (event {turn.event.get('id')})")
+    outcome = "complete"
+    try:
+        await asyncio.wait_for(policy.turn(turn), bridge.config.max_turn_s)
+    except AsyncTimeout:
+        log.warn(TARGET, f"turn for {session_id} exceeded its limit")
+        outcome = "cancelled"
+    except (RelayError, ConnectionError, OSError) as exc:
+        log.error(TARGET, f"turn for {session_id} failed: {exc}")
+        outcome = "cancelled"
+    bridge.report_usage(turn.session)
+    log.info(TARGET, f"turn {outcome} for {session_id}")
+
+
+async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
+    bridge = Bridge(config, log)
+    policy = policy_cls(bridge)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    ignoring = []
+
+    def on_signal(signame: str) -> None:
+        grace = policy.sigterm_grace_s
+        if grace > 0:
+            if not ignoring:
+                ignoring.append(signame)
+                log.warn(TARGET, f"received {signame}; ignoring it for {grace:g}s")
+                loop.call_later(grace, stop.set)
+            return
+        log.info(TARGET, f"received {signame}; shutting down")
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum.name)
+
+    log.info(TARGET, f"stand-in buzz-acp starting: model={config.model} policy={policy.name} "
+                     f"pubkey={config.keys.pubkey} channels={','.join(config.channels)}")
+    policy.started()
+
+    async def on_turn(turn: Turn) -> None:
+        await run_turn(bridge, policy, turn)
+
+    async def serve() -> None:
+        await bridge.connect()
+        await bridge.listen(on_turn)
+
+    worker = asyncio.create_task(serve())
+    stopper = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    status = 0
+    if worker in done:
+        exc = worker.exception()
+        log.error(TARGET, f"relay session ended: {exc}")
+        status = 1
+    stopper.cancel()
+    worker.cancel()
+    for task in (worker, *bridge.turns):
+        task.cancel()
+    with contextlib.suppress(AsyncTimeout, ConnectionError, OSError):
+        await asyncio.wait_for(bridge.relay.close(), SHUTDOWN_GRACE_S)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("--version", "-V"):
+        print("buzz-acp stand-in (buzz-operator dev stack)")
+        return 0
+    try:
+        config = AcpConfig.from_env()
+    except (ConfigError, CredentialError) as exc:
+        print(f"buzz-acp: {exc}", file=sys.stderr)
+        return 2
+    log = Logger(EnvFilter(config.rust_log))
+    policy_cls = POLICIES.get(config.policy)
+    if policy_cls is None:
+        log.error(TARGET, f"unknown stand-in policy {config.policy!r}; known: {', '.join(sorted(POLICIES))}")
+        return 2
+    return asyncio.run(run(config, log, policy_cls))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

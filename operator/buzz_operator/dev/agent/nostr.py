@@ -1,0 +1,125 @@
+"""Nostr events for the stand-in stack: NIP-01 ids, BIP-340 signatures, the NIP-OA auth tag.
+
+Stdlib only (see schnorr.py for why).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from . import schnorr
+
+_BECH32_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+Tags = list[list[str]]
+Event = dict[str, Any]
+
+
+class CredentialError(ValueError):
+    """A private key or auth tag that cannot be used."""
+
+
+def _nsec_to_hex(text: str) -> str:
+    """Decode NIP-19 `nsec1…` (plain bech32). Checksum is verified so a typo fails loudly."""
+    text = text.lower()
+    hrp, _, rest = text.rpartition("1")
+    if hrp != "nsec" or len(rest) < 7:
+        raise CredentialError("not an nsec key")
+    try:
+        data = [_BECH32_CHARSET.index(c) for c in rest]
+    except ValueError as exc:
+        raise CredentialError("invalid bech32 character") from exc
+    generator = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+    chk = 1
+    for value in [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ value
+        for i, gen in enumerate(generator):
+            if (top >> i) & 1:
+                chk ^= gen
+    if chk != 1:
+        raise CredentialError("bad nsec checksum")
+    acc, bits, out = 0, 0, bytearray()
+    for value in data[:-6]:
+        acc = (acc << 5) | value
+        bits += 5
+        if bits >= 8:
+            bits -= 8
+            out.append((acc >> bits) & 0xFF)
+    if len(out) != 32:
+        raise CredentialError("nsec payload is not 32 bytes")
+    return out.hex()
+
+
+@dataclass(frozen=True)
+class Keys:
+    secret: bytes
+    pubkey: str  # lowercase x-only hex
+
+    @classmethod
+    def from_text(cls, text: str) -> Keys:
+        """Hex or nsec, like the real CLI's BUZZ_PRIVATE_KEY."""
+        text = text.strip()
+        hex_key = _nsec_to_hex(text) if text.lower().startswith("nsec1") else text
+        try:
+            secret = bytes.fromhex(hex_key)
+        except ValueError as exc:
+            raise CredentialError("private key is neither hex nor nsec") from exc
+        try:
+            pubkey = schnorr.xonly_pubkey(secret).hex()
+        except schnorr.SchnorrError as exc:
+            raise CredentialError(str(exc)) from exc
+        return cls(secret=secret, pubkey=pubkey)
+
+
+def parse_auth_tag(text: str | None) -> list[str] | None:
+    """The NIP-OA tag from BUZZ_AUTH_TAG (compact JSON `["auth", owner, conditions, sig]`)."""
+    if not text or not text.strip():
+        return None
+    try:
+        tag = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CredentialError("BUZZ_AUTH_TAG is not JSON") from exc
+    if not (isinstance(tag, list) and len(tag) == 4 and tag[0] == "auth"
+            and all(isinstance(part, str) for part in tag)):
+        raise CredentialError('BUZZ_AUTH_TAG must be ["auth", owner, conditions, sig]')
+    return tag
+
+
+def event_id(pubkey: str, created_at: int, kind: int, tags: Tags, content: str) -> str:
+    """NIP-01: sha256 of the compact UTF-8 JSON array [0, pubkey, created_at, kind, tags, content]."""
+    serialized = json.dumps([0, pubkey, created_at, kind, tags, content],
+                            separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(serialized.encode("utf-8")).hexdigest()
+
+
+def sign_event(keys: Keys, kind: int, content: str, tags: Tags,
+               auth_tag: list[str] | None = None, created_at: int | None = None) -> Event:
+    """A signed event; the NIP-OA tag is appended to every event, as the real SDK does."""
+    all_tags = [list(tag) for tag in tags]
+    if auth_tag is not None:
+        all_tags.append(list(auth_tag))
+    stamp = int(time.time()) if created_at is None else created_at
+    ident = event_id(keys.pubkey, stamp, kind, all_tags, content)
+    sig = schnorr.sign(bytes.fromhex(ident), keys.secret).hex()
+    return {"id": ident, "pubkey": keys.pubkey, "created_at": stamp, "kind": kind,
+            "tags": all_tags, "content": content, "sig": sig}
+
+
+def verify_event(event: Event) -> bool:
+    try:
+        expected = event_id(event["pubkey"], event["created_at"], event["kind"],
+                            event["tags"], event["content"])
+        return expected == event["id"] and schnorr.verify(
+            bytes.fromhex(event["id"]), bytes.fromhex(event["pubkey"]), bytes.fromhex(event["sig"]))
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def tag_values(event: Event, name: str) -> list[str]:
+    return [tag[1] for tag in event.get("tags", [])
+            if isinstance(tag, list) and len(tag) >= 2 and tag[0] == name]

@@ -1,0 +1,23 @@
+"""Label and annotation keys the operator puts on BuzzTrials, pods and Secrets.
+
+Labels let the operator index its children (`@kopf.index`) and the janitor find orphans
+without listing by name; they are the only cross-object links besides ownerReferences.
+"""
+
+from __future__ import annotations
+
+from buzz_operator.api.common import GROUP
+
+SWEEP = f"{GROUP}/sweep"
+TASK = f"{GROUP}/task"
+ATTEMPT = f"{GROUP}/attempt"
+CONDITION = f"{GROUP}/condition"
+TRIAL = f"{GROUP}/trial"
+RETRY = f"{GROUP}/retry"
+COMPONENT = "app.kubernetes.io/component"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGER = "buzz-operator"
+
+# How much of the condition hash goes into the label: enough to tell conditions apart in
+# one namespace, short enough to read in `kubectl get -L`.
+CONDITION_LABEL_HEX = 16

@@ -1,0 +1,327 @@
+"""BuzzSweep: one team condition × a dataset of tasks × k attempts, as a Kubernetes object.
+
+The sweep plans and the trials execute (anchors recommendation 1): nothing in the sweep's
+status grows with the number of trials, so a 10 000-trial sweep stays far below etcd's
+object size limit (Argo's status.nodes lesson, argo#1186).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from buzz_operator.api.common import (
+    CONDITIONS_LIST_EXTRA,
+    KOPF_STATUS_DESCRIPTION,
+    PRESERVE_UNKNOWN,
+    Condition,
+    CostRange,
+    ImagePullPolicy,
+    LocalObjectRef,
+    SecretKeyRef,
+    ServiceRef,
+    SpecModel,
+    StatusModel,
+    Timestamp,
+    Waiting,
+)
+
+DEFAULT_MANIFEST_KEY = "manifest.yaml"
+DEFAULT_ENDPOINTS_KEY = "endpoints.json"
+DEFAULT_TASK_IMAGE_REGISTRY = "docker.io/buzz-tasks"
+
+
+def _exactly_one(model: SpecModel, fields: tuple[str, ...]) -> None:
+    chosen = [name for name in fields if getattr(model, name) is not None]
+    if len(chosen) != 1:
+        names = ", ".join(type(model).model_fields[name].alias or name for name in fields)
+        found = ", ".join(type(model).model_fields[name].alias or name for name in chosen) or "none"
+        raise ValueError(f"needs exactly one of {names} (found: {found})")
+
+
+def _one_of_required(*aliases: str) -> dict[str, Any]:
+    # Structural schemas may carry oneOf as long as its branches only say `required`; that
+    # is how apiextensions.k8s.io/v1 expresses "exactly one of" without CEL (k8s 1.20 too).
+    return {"oneOf": [{"required": [alias]} for alias in aliases]}
+
+
+class ConditionConfigMapRef(SpecModel):
+    """A ConfigMap holding the condition manifest and the prompt files it pins."""
+
+    name: str = Field(min_length=1, max_length=253, description="Name of the ConfigMap in this namespace.")
+    manifest_key: str = Field(
+        DEFAULT_MANIFEST_KEY,
+        min_length=1,
+        description=(
+            "Key holding the manifest (YAML or JSON). Every other key is a prompt file, keyed by its "
+            "path relative to the manifest with '/' replaced by '__' (ConfigMap keys cannot hold '/')."
+        ),
+    )
+
+
+class ConditionSource(SpecModel, json_schema_extra=_one_of_required("inline", "configMapRef")):
+    """Where the team condition (the roster manifest) comes from: exactly one of inline or configMapRef."""
+
+    inline: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "The manifest itself as an object. Checked by the condition rules at admission; "
+            "prompt files must then be pinned by sha256 and shipped in the stack image."
+        ),
+        json_schema_extra=PRESERVE_UNKNOWN,
+    )
+    config_map_ref: ConditionConfigMapRef | None = Field(
+        None, description="A ConfigMap holding the manifest and its prompt files."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ConditionSource:
+        _exactly_one(self, ("inline", "config_map_ref"))
+        return self
+
+
+class ConfigMapKeyRef(SpecModel):
+    """One key of a ConfigMap in the same namespace."""
+
+    name: str = Field(min_length=1, max_length=253, description="Name of the ConfigMap in this namespace.")
+    key: str = Field(DEFAULT_ENDPOINTS_KEY, min_length=1, description="Key holding the document.")
+
+
+class EndpointsSource(SpecModel, json_schema_extra=_one_of_required("config", "configMapRef")):
+    """Model endpoint configuration: exactly one of config or configMapRef, plus the Secret with the keys."""
+
+    config: dict[str, Any] | None = Field(
+        None,
+        description="Endpoint config as an object: {<endpoint>: {provider, api_key_env, env}}.",
+        json_schema_extra=PRESERVE_UNKNOWN,
+    )
+    config_map_ref: ConfigMapKeyRef | None = Field(
+        None, description="A ConfigMap key holding the endpoint config (JSON or YAML)."
+    )
+    secret_ref: LocalObjectRef | None = Field(
+        None,
+        description=(
+            "Secret holding the model API keys, one data key per api_key_env name in the endpoint "
+            "config. Values never appear in pod specs; they reach agents over exec environments."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EndpointsSource:
+        _exactly_one(self, ("config", "config_map_ref"))
+        return self
+
+
+class BuiltinDataset(SpecModel):
+    """The Buzz-native task suite shipped inside the operator image."""
+
+
+class ObjectStoreDataset(SpecModel):
+    """Task directories stored under a prefix of the sweep's object store."""
+
+    prefix: str = Field(
+        min_length=1,
+        pattern=r"^[^/]",
+        description="Prefix (relative, no '..') under which each task is one directory.",
+    )
+
+    @field_validator("prefix")
+    @classmethod
+    def _no_parent_segments(cls, prefix: str) -> str:
+        # A '..' segment would let a sweep read outside its store (Argo's key traversal warning).
+        if ".." in prefix.split("/"):
+            raise ValueError("must not contain '..' segments")
+        return prefix
+
+
+class DatasetSource(SpecModel, json_schema_extra=_one_of_required("builtin", "configMapRef", "objectStore")):
+    """Which tasks to run: exactly one of builtin, configMapRef or objectStore."""
+
+    builtin: BuiltinDataset | None = Field(
+        None, description="Use the suite shipped in the operator image: {}."
+    )
+    config_map_ref: LocalObjectRef | None = Field(
+        None, description="A ConfigMap holding small task directories (files keyed by path, '/' as '__')."
+    )
+    object_store: ObjectStoreDataset | None = Field(None, description="Task directories in object storage.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DatasetSource:
+        _exactly_one(self, ("builtin", "config_map_ref", "object_store"))
+        return self
+
+
+class RetryPolicy(SpecModel):
+    """Retries of infrastructure failures only; outcomes (timeouts, failed verifiers) are final."""
+
+    max_retries: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="Infra retries per trial after the first try (pod lost, image pull, relay down).",
+    )
+    backoff_seconds: int = Field(10, ge=0, description="Delay before the first retry; doubles each retry.")
+    max_backoff_seconds: int = Field(300, ge=0, description="Upper bound of the delay between retries.")
+
+    @model_validator(mode="after")
+    def _cap_covers_base(self) -> RetryPolicy:
+        if self.max_backoff_seconds < self.backoff_seconds:
+            raise ValueError("maxBackoffSeconds must be >= backoffSeconds")
+        return self
+
+
+class Budget(SpecModel):
+    """Spending limits for the whole sweep."""
+
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        alias="maxCostUSD",
+        description=(
+            "Stop starting trials once the sweep's cost ceiling reaches this many USD "
+            "(condition BudgetExhausted); running trials finish and are billed."
+        ),
+    )
+
+
+class RelaySpec(SpecModel):
+    """The Buzz relay trials run against."""
+
+    url: str = Field(
+        pattern=r"^wss?://[^/\s]+(/.*)?$",
+        description=(
+            "Canonical relay URL, e.g. ws://localhost:3600. The relay binds tenants to this "
+            "authority, so agents dial exactly this URL and the pod's forwarder carries it."
+        ),
+    )
+    service_ref: ServiceRef = Field(
+        description="In-cluster Service the forwarder targets; its ClusterIP is resolved through the API."
+    )
+    owner_key_secret_ref: SecretKeyRef = Field(
+        description="Secret key holding the relay owner's hex secret key (signs NIP-OA agent auth tags)."
+    )
+    postgres_dsn_secret_ref: SecretKeyRef = Field(
+        description="Secret key holding the relay database DSN (tenant provisioning and teardown)."
+    )
+
+
+class StorageSpec(SpecModel):
+    """Object storage for bundles, summaries and lock files."""
+
+    url: str = Field(
+        pattern=r"^(file:///|s3://[^/\s]+)",
+        description="file:///absolute/path or s3://bucket/prefix; the sweep writes under <url>/<sweep>/.",
+    )
+    credentials_secret_ref: LocalObjectRef | None = Field(
+        None, description="Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY for s3:// URLs."
+    )
+    endpoint: str | None = Field(
+        None, description="S3 endpoint URL for S3-compatible servers (MinIO etc.); AWS when unset."
+    )
+
+
+class RerunSpec(SpecModel):
+    """Re-run finished trials whose result matches one of the reasons (Harbor's resume filter)."""
+
+    reasons: list[str] = Field(
+        min_length=1,
+        description="Outcomes (timeout, launch, error, broken) or trial reasons (e.g. ImagePullFailed) to re-run.",
+    )
+
+
+class BuzzSweepSpec(SpecModel):
+    """What to run: one condition over a dataset, k attempts per task."""
+
+    condition: ConditionSource = Field(description="The team condition: roster manifest and its prompts.")
+    endpoints: EndpointsSource | None = Field(
+        None, description="Model endpoints the roster names; unset for conditions that call no model."
+    )
+    dataset: DatasetSource = Field(description="The tasks to run.")
+    include: list[str] = Field(default_factory=list, description="Task-name globs to keep (all when empty).")
+    exclude: list[str] = Field(
+        default_factory=list, description="Task-name globs to drop, applied after include."
+    )
+    attempts: int = Field(1, ge=1, le=1000, description="k: independent attempts per task (pass@k).")
+    parallelism: int = Field(4, ge=1, le=10000, description="Most trials of this sweep active at once.")
+    timeout_multiplier: float = Field(
+        1.0, gt=0, le=100, description="Scales every per-step deadline taken from task.toml."
+    )
+    retry: RetryPolicy = Field(
+        default_factory=RetryPolicy,
+        description="Infra-failure retries per trial.",
+        json_schema_extra={"default": {}},
+    )
+    budget: Budget | None = Field(None, description="Spending limits.")
+    relay: RelaySpec = Field(description="The Buzz relay trials run against.")
+    storage: StorageSpec | None = Field(
+        None, description="Where evidence goes; the operator default when unset."
+    )
+    stack_image: str | None = Field(
+        None,
+        min_length=1,
+        description="Agent stack image (buzz-acp, buzz-agent, …); operator default when unset.",
+    )
+    operator_image: str | None = Field(
+        None,
+        min_length=1,
+        description="Image providing relay-forwarder for the pod; operator default when unset.",
+    )
+    task_image_registry: str = Field(
+        DEFAULT_TASK_IMAGE_REGISTRY,
+        min_length=1,
+        description="Registry prefix for task images not pinned in task.toml (<registry>/<task>:<digest>).",
+    )
+    image_pull_policy: ImagePullPolicy = Field(
+        ImagePullPolicy.IF_NOT_PRESENT, description="Pull policy for every container of trial pods."
+    )
+    runtime_class_name: str | None = Field(
+        None, min_length=1, description="RuntimeClass for trial pods, e.g. gvisor for stronger isolation."
+    )
+    suspend: bool = Field(False, description="Start no new trials while true; running trials finish.")
+    ttl_seconds_after_finished: int | None = Field(
+        None,
+        ge=0,
+        description="Delete the sweep (and its trials) this long after it finishes; evidence stays.",
+    )
+    rerun: RerunSpec | None = Field(None, description="Re-run finished trials by outcome or reason.")
+    regrade: bool = Field(
+        False, description="Re-run only the verifier on recorded outputs of finished trials."
+    )
+
+
+class BuzzSweepStatus(StatusModel):
+    """Progress of a sweep. Size is independent of the number of trials."""
+
+    observed_generation: int | None = Field(None, ge=0, description="metadata.generation last acted on.")
+    condition_hash: str | None = Field(None, description="sha256 of the canonical condition manifest.")
+    condition_short: str | None = Field(
+        None, description="'<condition>@<hash[:8]>' for display, as the seed summariser groups results."
+    )
+    pending: int = Field(0, ge=0, description="Trials planned but not yet running (incl. not yet created).")
+    running: int = Field(0, ge=0, description="Trials between provisioning and bundling.")
+    succeeded: int = Field(0, ge=0, description="Trials that finished and were scored.")
+    failed: int = Field(
+        0, ge=0, description="Trials that ended without a usable score, or failed their outcome."
+    )
+    broken: int = Field(0, ge=0, description="Trials excluded from scores (broken evidence or verifier).")
+    total: int = Field(0, ge=0, description="All planned trials: tasks × attempts.")
+    mean_reward: float | None = Field(None, description="Mean reward over scored trials (broken excluded).")
+    pass_at_k: dict[str, float] = Field(
+        default_factory=dict, description="pass@k by k (unbiased estimator, averaged over tasks)."
+    )
+    cost_usd: CostRange = Field(
+        default_factory=CostRange, alias="costUSD", description="Spend of all trials so far."
+    )
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        description="Accepted, Running, Suspended, BudgetExhausted, Complete, Failed.",
+        json_schema_extra=CONDITIONS_LIST_EXTRA,
+    )
+    waiting: Waiting | None = Field(None, description="Why no more trials start right now, when some wait.")
+    summary_url: str | None = Field(None, alias="summaryURL", description="Where summary.json was written.")
+    started_at: Timestamp | None = Field(None, description="When the first trial was admitted.")
+    finished_at: Timestamp | None = Field(None, description="When the last trial reached a terminal phase.")
+    kopf: dict[str, Any] | None = Field(
+        None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN
+    )

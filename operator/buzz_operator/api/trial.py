@@ -1,0 +1,210 @@
+"""BuzzTrial: one attempt of one task under one condition, walking the corridor
+provision → launch → run → collect → grade → bundle → teardown.
+
+The spec holds everything fixed when the sweep planned the trial (image, resources,
+deadlines), so a trial can be resumed by any operator without re-reading the dataset. The
+status records what each step made before the next begins, which is what makes every step
+idempotent across operator restarts.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from buzz_operator.api.common import (
+    CONDITIONS_LIST_EXTRA,
+    KOPF_STATUS_DESCRIPTION,
+    PRESERVE_UNKNOWN,
+    Condition,
+    CostRange,
+    ImagePullPolicy,
+    SpecModel,
+    StatusModel,
+    Timestamp,
+)
+from buzz_operator.api.sweep import RetryPolicy
+
+# maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
+MAX_ATTEMPT_RECORDS = 21
+SHA256_HEX = r"^[0-9a-f]{64}$"
+
+
+class Phase(StrEnum):
+    """The corridor, in order. Only Succeeded and Failed are terminal."""
+
+    PENDING = "Pending"
+    PROVISIONING = "Provisioning"
+    LAUNCHING = "Launching"
+    RUNNING = "Running"
+    COLLECTING = "Collecting"
+    GRADING = "Grading"
+    BUNDLING = "Bundling"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+class Outcome(StrEnum):
+    """How the trial ended, in the seed summariser's vocabulary (buzz-harness.md §6.5)."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    LAUNCH = "launch"
+    ERROR = "error"
+    BROKEN = "broken"
+
+
+class FailureClass(StrEnum):
+    """infra is retried; outcome is final and scored; broken is final and excluded from scores."""
+
+    INFRA = "infra"
+    OUTCOME = "outcome"
+    BROKEN = "broken"
+
+
+class TrialResources(SpecModel):
+    """Task container resources from task.toml (after the condition's environment overrides).
+    Requests equal limits so the pod gets Guaranteed QoS and is evicted last."""
+
+    cpus: float = Field(gt=0, le=512, description="CPU cores for the task container.")
+    memory_mb: int = Field(gt=0, alias="memoryMB", description="Memory for the task container, MiB.")
+    storage_mb: int | None = Field(
+        None, gt=0, alias="storageMB", description="Ephemeral storage for the task container, MiB."
+    )
+
+
+class TrialDeadlines(SpecModel):
+    """Per-step deadlines in seconds, already scaled by the sweep's timeoutMultiplier."""
+
+    schedule_seconds: int = Field(gt=0, description="Pod scheduled, images pulled and containers started.")
+    setup_seconds: int = Field(gt=0, description="Stack installed, forwarder up, every agent subscribed.")
+    agent_seconds: int = Field(
+        gt=0, description="From the task message until DONE; agents are stopped after."
+    )
+    agent_source: str = Field(
+        description="Which limit set agentSeconds: manifest (trial_budget.timeout_seconds) or task (task.toml)."
+    )
+    collect_seconds: int = Field(gt=0, description="Usage settle, stopping agents, logs and evidence export.")
+    verifier_seconds: int = Field(gt=0, description="The task's verifier (tests/test.sh).")
+    upload_seconds: int = Field(gt=0, description="Writing the bundle to object storage.")
+
+
+class BuzzTrialSpec(SpecModel):
+    """One attempt of one task under one condition, as planned by its BuzzSweep."""
+
+    sweep_name: str = Field(min_length=1, description="The BuzzSweep that planned this trial.")
+    task: str = Field(min_length=1, description="Task name within the sweep's dataset.")
+    task_digest: str = Field(
+        pattern=r"^sha256:[0-9a-f]{64}$", description="sha256 of the task directory this trial runs."
+    )
+    attempt: int = Field(ge=1, description="Which of the k independent attempts (1-based).")
+    condition_hash: str = Field(pattern=SHA256_HEX, description="sha256 of the canonical condition manifest.")
+    image: str = Field(min_length=1, description="Task image reference (by digest where possible).")
+    stack_image: str = Field(min_length=1, description="Agent stack image copied into /opt/buzz.")
+    operator_image: str = Field(min_length=1, description="Image that provides relay-forwarder.")
+    image_pull_policy: ImagePullPolicy = Field(
+        ImagePullPolicy.IF_NOT_PRESENT, description="Pull policy for every container of the trial pod."
+    )
+    runtime_class_name: str | None = Field(None, min_length=1, description="RuntimeClass for the trial pod.")
+    endpoints: list[str] = Field(
+        default_factory=list, description="Model endpoints the roster uses (per-endpoint concurrency caps)."
+    )
+    resources: TrialResources = Field(description="Task container resources.")
+    deadlines: TrialDeadlines = Field(description="Per-step deadlines.")
+    retry: RetryPolicy = Field(
+        default_factory=RetryPolicy,
+        description="Infra-failure retries, copied from the sweep at planning.",
+        json_schema_extra={"default": {}},
+    )
+
+
+class PhaseTimes(StatusModel):
+    """When the current try entered each phase (earlier tries are in attempts)."""
+
+    pending: Timestamp | None = Field(None, description="Entered Pending (created or queued for retry).")
+    provisioning: Timestamp | None = Field(None, description="Entered Provisioning.")
+    launching: Timestamp | None = Field(None, description="Entered Launching.")
+    running: Timestamp | None = Field(None, description="Entered Running (task message about to be posted).")
+    collecting: Timestamp | None = Field(None, description="Entered Collecting.")
+    grading: Timestamp | None = Field(None, description="Entered Grading.")
+    bundling: Timestamp | None = Field(None, description="Entered Bundling.")
+    finished: Timestamp | None = Field(None, description="Reached Succeeded or Failed.")
+
+
+class Tokens(StatusModel):
+    """Token totals from relay receipts, reconciled after the agents stopped."""
+
+    input: int = Field(0, ge=0, description="Input tokens, including cached input.")
+    output: int = Field(0, ge=0, description="Output tokens, including reasoning.")
+
+
+class AttemptRecord(StatusModel):
+    """One earlier try of this trial that ended in an infra failure. Never overwritten."""
+
+    retry: int = Field(ge=0, description="Retry index of that try (0 = the first try).")
+    phase: Phase = Field(description="Phase the try failed in.")
+    reason: str = Field(description="CamelCase failure reason.")
+    failure_class: FailureClass = Field(description="Always infra for a retried try.")
+    message: str = Field("", description="Details of the failure.")
+    pod: str | None = Field(None, description="Pod of that try.")
+    bundle_url: str | None = Field(
+        None, alias="bundleURL", description="Partial evidence of that try, if any."
+    )
+    finished_at: Timestamp | None = Field(None, description="When the try failed.")
+
+
+class BuzzTrialStatus(StatusModel):
+    """Where the trial is in its corridor and what each step made."""
+
+    observed_generation: int | None = Field(None, ge=0, description="metadata.generation last acted on.")
+    phase: Phase = Field(
+        Phase.PENDING, description="Current corridor phase (derived convenience; see conditions)."
+    )
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        description="Provisioned, PodReady, AgentsRunning, Collected, Verified, Bundled, Released, Failed.",
+        json_schema_extra=CONDITIONS_LIST_EXTRA,
+    )
+    phase_times: PhaseTimes = Field(default_factory=PhaseTimes, description="When each phase began.")
+    trial_id: str | None = Field(None, description="Relay trial id (uuid5) of the current try.")
+    tenant_secret: str | None = Field(None, description="Per-try Secret holding seat keys and auth tags.")
+    channel_id: str | None = Field(None, description="Buzz channel of the current try.")
+    pod: str | None = Field(None, description="Pod of the current try.")
+    task_event_id: str | None = Field(None, description="Event id of the task message posted by the user.")
+    completion_message_id: str | None = Field(
+        None, description="Event id of the orchestrator's DONE: message."
+    )
+    outcome: Outcome | None = Field(None, description="ok, timeout, launch, error or broken.")
+    failure_class: FailureClass | None = Field(
+        None, description="Set when the trial failed: infra, outcome or broken."
+    )
+    reason: str | None = Field(
+        None, description="CamelCase reason of the last notable event (e.g. AgentTimeout)."
+    )
+    message: str | None = Field(None, description="Details for the reason.")
+    reward: float | None = Field(None, description="Primary reward from the verifier.")
+    rewards: dict[str, float] = Field(default_factory=dict, description="Every numeric verifier metric.")
+    cost_usd: CostRange = Field(default_factory=CostRange, alias="costUSD", description="Spend of all tries.")
+    tokens: Tokens = Field(default_factory=Tokens, description="Token totals of all tries.")
+    retries: int = Field(
+        0, ge=0, description="Infra retries so far (new tries, each with a fresh pod and tenant)."
+    )
+    step_retries: int = Field(
+        0, ge=0, description="Retries of the current post-run step in place (the agents' run is kept)."
+    )
+    retry_after: Timestamp | None = Field(
+        None, description="Earliest time the next try or step retry may start."
+    )
+    attempts: list[AttemptRecord] = Field(
+        default_factory=list,
+        max_length=MAX_ATTEMPT_RECORDS,
+        description="Earlier tries that failed on infra, oldest first.",
+    )
+    bundle_url: str | None = Field(
+        None, alias="bundleURL", description="Where this trial's evidence bundle is."
+    )
+    kopf: dict[str, Any] | None = Field(
+        None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN
+    )

@@ -231,7 +231,9 @@ def find_seat_logs(root: Path, seat_id: str) -> list[Path]:
     """
     found: list[Path] = []
     for suffix in LOG_SUFFIXES:
-        found.extend(sorted(path for path in root.glob(f"**/{seat_id}{suffix}") if path.is_file()))
+        # Not filtered to regular files: something named like a log that cannot be read is
+        # reported by scan_seat_logs rather than passed over.
+        found.extend(sorted(root.glob(f"**/{seat_id}{suffix}")))
     return found
 
 

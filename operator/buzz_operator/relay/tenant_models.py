@@ -180,13 +180,14 @@ class TenantSecrets:
         return f"TenantSecrets(seats={sorted(self.seats)})"
 
     def secret_strings(self) -> list[str]:
-        """Every secret in every spelling a leak could take (hex, nsec, auth tag and its
-        signature), for the bundle's secret scan and for tests that grep storage."""
+        """The trial's credential strings for the bundle's secret scan (§5.4 `trial-credential`):
+        each secret key as hex and as nsec, and each compact auth tag. The tag's bare signature
+        is left out on purpose: every event an identity signs carries its tag (§9.2), so the
+        signature legitimately appears in transcripts and evidence."""
         out: list[str] = []
         pairs = [(s.secret_hex, s.auth_tag) for s in self.seats.values()]
         pairs.append((self.user_secret_hex, self.user_auth_tag))
         for secret_hex, auth_tag in pairs:
-            if not secret_hex:
-                continue
-            out += [secret_hex, encode_nsec(secret_hex), auth_tag, json.loads(auth_tag)[3]]
+            if secret_hex:
+                out += [secret_hex, encode_nsec(secret_hex), auth_tag]
         return out

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from buzz_operator.api import crdgen
 
 REPO = Path(__file__).resolve().parents[3]

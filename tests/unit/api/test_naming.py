@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from buzz_operator.api.naming import dns_label_prefix, is_dns_label, is_label_value, label_value, sha256_hex
 from hypothesis import given
 from hypothesis import strategies as st
-
-from buzz_operator.api.naming import dns_label_prefix, is_dns_label, is_label_value, label_value, sha256_hex
 
 
 def test_valid_names_pass_through_unchanged() -> None:

@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from buzz_operator.api.crdgen import KINDS, build_crd
 from buzz_operator.api.schema import SchemaError, structural_schema
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialStatus
+from pydantic import BaseModel, Field
 
 _CONSTRAINT_ONLY = {"required"}
 
@@ -27,7 +26,9 @@ def _nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str
 
 
 def _roots() -> list[tuple[str, dict[str, Any]]]:
-    return [(kind.kind, build_crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]) for kind in KINDS]
+    return [
+        (kind.kind, build_crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]) for kind in KINDS
+    ]
 
 
 @pytest.mark.parametrize(("kind", "root"), _roots())

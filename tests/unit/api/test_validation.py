@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import pytest
-
 from buzz_operator.api import SpecError, validate_sweep_spec, validate_trial_spec
 
 SWEEP: dict[str, Any] = {
@@ -55,7 +54,11 @@ def _with(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def test_defaults_are_applied() -> None:
     spec = validate_sweep_spec(SWEEP)
     assert (spec.attempts, spec.parallelism, spec.timeout_multiplier) == (1, 4, 1.0)
-    assert (spec.retry.max_retries, spec.retry.backoff_seconds, spec.retry.max_backoff_seconds) == (2, 10, 300)
+    assert (spec.retry.max_retries, spec.retry.backoff_seconds, spec.retry.max_backoff_seconds) == (
+        2,
+        10,
+        300,
+    )
     assert spec.condition.config_map_ref is not None
     assert spec.condition.config_map_ref.manifest_key == "manifest.yaml"
     assert spec.task_image_registry == "docker.io/buzz-tasks"
@@ -88,9 +91,21 @@ def test_round_trip_through_the_api_shape() -> None:
             "spec.condition: needs exactly one of inline, configMapRef (found: inline, configMapRef)",
         ),
         ("dataset", {}, "spec.dataset: needs exactly one of builtin, configMapRef, objectStore"),
-        ("dataset", {"objectStore": {"prefix": "tasks/../../etc"}}, "spec.dataset.objectStore.prefix: must not"),
-        ("endpoints", {"secretRef": {"name": "keys"}}, "spec.endpoints: needs exactly one of config, configMapRef"),
-        ("retry", {"backoffSeconds": 60, "maxBackoffSeconds": 5}, "spec.retry: maxBackoffSeconds must be >= "),
+        (
+            "dataset",
+            {"objectStore": {"prefix": "tasks/../../etc"}},
+            "spec.dataset.objectStore.prefix: must not",
+        ),
+        (
+            "endpoints",
+            {"secretRef": {"name": "keys"}},
+            "spec.endpoints: needs exactly one of config, configMapRef",
+        ),
+        (
+            "retry",
+            {"backoffSeconds": 60, "maxBackoffSeconds": 5},
+            "spec.retry: maxBackoffSeconds must be >= ",
+        ),
         ("retry", {"maxRetries": -1}, "spec.retry.maxRetries: must be >= 0"),
         ("budget", {"maxCostUSD": 0}, "spec.budget.maxCostUSD: must be > 0"),
         ("attemps", 3, "spec.attemps: unknown field"),

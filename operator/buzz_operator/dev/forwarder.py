@@ -22,12 +22,13 @@ USAGE = "usage: relay-forwarder <listen-addr> <target-addr>"
 
 
 def split_address(text: str) -> tuple[str, int]:
-    """`host:port` or `[v6]:port` → (host, port); ValueError when malformed."""
+    """`host:port` or `[v6]:port` → (host, port); ValueError when malformed. Port 0 binds an
+    ephemeral port (tests read it back from `Forwarder.port`)."""
     if text.startswith("["):
         host, sep, port = text[1:].partition("]:")
     else:
         host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise ValueError(f"bad address {text!r}: expected host:port")
     return host, int(port)
 

@@ -97,7 +97,7 @@ class BuzzTrialSpec(SpecModel):
     sweep_name: str = Field(min_length=1, description="The BuzzSweep that planned this trial.")
     task: str = Field(min_length=1, description="Task name within the sweep's dataset.")
     task_digest: str = Field(
-        pattern=r"^sha256:[0-9a-f]{64}$", description="sha256 of the task directory this trial runs."
+        pattern=SHA256_HEX, description="sha256 (hex) of the task directory this trial runs."
     )
     attempt: int = Field(ge=1, description="Which of the k independent attempts (1-based).")
     condition_hash: str = Field(pattern=SHA256_HEX, description="sha256 of the canonical condition manifest.")

@@ -22,7 +22,7 @@ SWEEP: dict[str, Any] = {
 TRIAL: dict[str, Any] = {
     "sweepName": "demo",
     "task": "reply-to-thread",
-    "taskDigest": "sha256:" + "a" * 64,
+    "taskDigest": "a" * 64,
     "attempt": 1,
     "conditionHash": "b" * 64,
     "image": "docker.io/buzz-tasks/reply-to-thread:1",
@@ -149,7 +149,7 @@ def test_trial_spec_validates() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "field"),
     [
-        ("taskDigest", "a" * 64, "spec.taskDigest"),
+        ("taskDigest", "sha256:" + "a" * 64, "spec.taskDigest"),
         ("conditionHash", "XYZ", "spec.conditionHash"),
         ("attempt", 0, "spec.attempt"),
         ("resources", {"cpus": 0, "memoryMB": 1}, "spec.resources.cpus"),

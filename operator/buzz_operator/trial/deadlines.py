@@ -1,0 +1,68 @@
+"""Per-step deadlines of a trial, from task.toml, the condition and the sweep's multiplier.
+
+Which limit bounds the agents' run. Two limits exist and the seed harness enforced both:
+Harbor wrapped the agent in the task's `[agent] timeout_sec` × multiplier, and the runtime
+wrapped the DONE wait in the manifest's `trial_budget.timeout_seconds` (which it also hands
+to buzz-acp as the turn cap). Whichever is shorter therefore fired first, so the agent
+deadline here is the minimum of the two, and `agent_source` records which one it was —
+a sweep whose manifest budget quietly undercuts the task's limit is visible in every trial
+(the seed's preflight demanded budget ≥ task timeout × multiplier for exactly this reason).
+The multiplier scales task.toml numbers only: the manifest budget is part of the condition
+and its hash, and scaling it would change the experiment rather than the machine's speed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from buzz_operator.api.trial import TrialDeadlines
+
+# Agents must subscribe within 60 s each (§4.5) after the stack install and forwarder start
+# (60 s bind deadline, §4.3): two minutes covers both on an unloaded node.
+SETUP_SECONDS = 120.0
+# Usage settle (≤ 60 s, §4.6) + TERM/KILL + log download + evidence export, with headroom.
+COLLECT_SECONDS = 300
+# One bundle upload; independent of the task, so not scaled.
+UPLOAD_SECONDS = 300
+
+MANIFEST = "manifest"
+TASK = "task"
+
+
+def _seconds(value: float) -> int:
+    return max(1, math.ceil(value))
+
+
+def step_deadlines(
+    *,
+    agent_timeout_sec: float,
+    verifier_timeout_sec: float,
+    build_timeout_sec: float,
+    manifest_timeout_seconds: int,
+    multiplier: float,
+) -> TrialDeadlines:
+    """Deadlines for one trial; every input is validated here so a bad number names itself."""
+    for name, value in (
+        ("agent_timeout_sec", agent_timeout_sec),
+        ("verifier_timeout_sec", verifier_timeout_sec),
+        ("build_timeout_sec", build_timeout_sec),
+        ("manifest_timeout_seconds", manifest_timeout_seconds),
+        ("multiplier", multiplier),
+    ):
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a positive number, not {value!r}")
+    task_agent = _seconds(agent_timeout_sec * multiplier)
+    if manifest_timeout_seconds < task_agent:
+        agent_seconds, source = manifest_timeout_seconds, MANIFEST
+    else:
+        agent_seconds, source = task_agent, TASK
+    return TrialDeadlines(
+        # Pulling a prebuilt image stands where Harbor built it, so the build timeout bounds it.
+        schedule_seconds=_seconds(build_timeout_sec * multiplier),
+        setup_seconds=_seconds(SETUP_SECONDS * multiplier),
+        agent_seconds=agent_seconds,
+        agent_source=source,
+        collect_seconds=COLLECT_SECONDS,
+        verifier_seconds=_seconds(verifier_timeout_sec * multiplier),
+        upload_seconds=UPLOAD_SECONDS,
+    )

@@ -1,0 +1,206 @@
+"""The trial pod as a plain v1 Pod dict (no client library types: pure and easy to diff).
+
+One pod per try (ARCHITECTURE.md "The trial pod"):
+- init container `stack` copies the agent stack from the stack image into an emptyDir at
+  /opt/buzz, the path every seed artifact refers to;
+- container `task` runs the task image kept alive by a shell loop, so every corridor step
+  runs by exec exactly as the seed drove its Docker container;
+- container `forwarder` listens on 127.0.0.1:<relay port> inside the pod's network namespace
+  and pumps bytes to the relay Service's ClusterIP, so agents dial the relay's canonical
+  URL authority (the relay binds tenants to the Host header). It is a regular container,
+  not a native sidecar, which needs Kubernetes ≥ 1.28.
+
+Nothing secret is in the spec: seat keys and model API keys reach agents through exec
+environments, so `kubectl get pod -o yaml` and the pod's own filesystem do not hold them,
+and no ServiceAccount token is mounted (the agents are untrusted code).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from buzz_operator.api import labels
+from buzz_operator.api.common import API_VERSION
+from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
+from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS, REMOTE_ROOT
+from buzz_operator.trial.names import pod_name
+
+STACK_VOLUME = "buzz-stack"
+LOGS_VOLUME = "logs"
+LOGS_MOUNT = "/logs"
+STACK_SOURCE = "/stack"  # where the stack image keeps the files it ships
+FORWARDER_COMMAND = "relay-forwarder"
+NONROOT_UID = 65532
+
+# Keeps the container alive for exec and exits at once on SIGTERM (sleep in the background
+# so the trap runs immediately instead of after the current sleep ends).
+KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'
+
+# The stack is copied as the unprivileged init user; logs/ and prompts/ are then made
+# world-writable because the task image may run as any user and must write there.
+STACK_INSTALL = (
+    f"cp -a {STACK_SOURCE}/. {REMOTE_ROOT}/ && mkdir -p {REMOTE_LOGS} {REMOTE_PROMPTS} "
+    f"&& chmod 0777 {REMOTE_LOGS} {REMOTE_PROMPTS}"
+)
+
+# Task images are built for Docker, which runs them as root with a default capability set;
+# many need root to apt-get install, chown or bind low ports. They keep the subset of Docker's
+# defaults that package managers and test harnesses use; NET_RAW (raw sockets, ARP/ICMP
+# spoofing), MKNOD, SETFCAP, SETPCAP, SYS_CHROOT and AUDIT_WRITE are dropped because untrusted
+# agent code has no business with them. Everything kept is allowed by the Baseline Pod
+# Security Standard, the realistic level for trial namespaces (anchors D5).
+TASK_CAPABILITIES = (
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "NET_BIND_SERVICE",
+    "SETGID",
+    "SETUID",
+)
+
+# Guaranteed QoS needs requests == limits on every container, the small ones included.
+STACK_RESOURCES = {"cpu": "100m", "memory": "64Mi"}
+FORWARDER_RESOURCES = {"cpu": "100m", "memory": "96Mi"}
+
+RESTRICTED_SECURITY_CONTEXT: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": NONROOT_UID,
+    "runAsGroup": NONROOT_UID,
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def forwarder_listen_address(relay_url: str) -> str:
+    """Where agents' connections to the canonical relay URL land inside the pod (§4.3).
+
+    ws://localhost:3600 → 127.0.0.1:3600: the authority's port on loopback (80/443 when the
+    URL has none), because agents resolve the URL's host to the pod's own loopback.
+    """
+    parts = urlsplit(relay_url)
+    if parts.scheme not in {"ws", "wss"} or not parts.hostname:
+        raise ValueError(f"relay url must be ws://host[:port] or wss://…, not {relay_url!r}")
+    port = parts.port or (443 if parts.scheme == "wss" else 80)
+    return f"127.0.0.1:{port}"
+
+
+def _quantity_cpu(cpus: float) -> str:
+    millis = math.ceil(cpus * 1000)
+    return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+
+
+def task_resources(resources: TrialResources) -> dict[str, dict[str, str]]:
+    amounts = {"cpu": _quantity_cpu(resources.cpus), "memory": f"{resources.memory_mb}Mi"}
+    if resources.storage_mb is not None:
+        amounts["ephemeral-storage"] = f"{resources.storage_mb}Mi"
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def owner_reference(trial_name: str, trial_uid: str) -> dict[str, Any]:
+    """The BuzzTrial as controlling owner: deleting the trial garbage-collects the pod."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BuzzTrial",
+        "name": trial_name,
+        "uid": trial_uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> dict[str, str]:
+    return {
+        **trial_labels,
+        labels.TRIAL: trial_name,
+        labels.RETRY: str(retry),
+        labels.COMPONENT: "trial-pod",
+        labels.MANAGED_BY: labels.MANAGER,
+    }
+
+
+def build_trial_pod(
+    *,
+    trial_name: str,
+    trial_uid: str,
+    namespace: str,
+    retry: int,
+    spec: BuzzTrialSpec,
+    trial_labels: Mapping[str, str],
+    relay_listen: str,
+    relay_target: str,
+) -> dict[str, Any]:
+    """The v1 Pod of one try of a trial.
+
+    ``relay_listen`` is forwarder_listen_address(relay url); ``relay_target`` is the relay
+    Service's ``<ClusterIP>:<port>``, resolved through the API because a cluster may have no
+    DNS (the local stack has none).
+    """
+    if not trial_uid:
+        raise ValueError("trial_uid must not be empty: the pod needs its owner reference")
+    pull = spec.image_pull_policy.value
+    stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 10,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "initContainers": [
+            {
+                "name": "stack",
+                "image": spec.stack_image,
+                "imagePullPolicy": pull,
+                "command": ["sh", "-c", STACK_INSTALL],
+                "resources": {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)},
+                "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+                "volumeMounts": [stack_mount],
+            }
+        ],
+        "containers": [
+            {
+                "name": "task",
+                "image": spec.image,
+                "imagePullPolicy": pull,
+                "command": ["sh", "-c", KEEPALIVE],
+                "resources": task_resources(spec.resources),
+                "securityContext": {
+                    "privileged": False,
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
+                },
+                "volumeMounts": [stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
+            },
+            {
+                "name": "forwarder",
+                "image": spec.operator_image,
+                "imagePullPolicy": pull,
+                "command": [FORWARDER_COMMAND, relay_listen, relay_target],
+                "resources": {"requests": dict(FORWARDER_RESOURCES), "limits": dict(FORWARDER_RESOURCES)},
+                "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+            },
+        ],
+        "volumes": [
+            {"name": STACK_VOLUME, "emptyDir": {}},
+            {"name": LOGS_VOLUME, "emptyDir": {}},
+        ],
+    }
+    if spec.runtime_class_name:
+        pod_spec["runtimeClassName"] = spec.runtime_class_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(trial_name, retry),
+            "namespace": namespace,
+            "labels": pod_labels(trial_labels, trial_name, retry),
+            "ownerReferences": [owner_reference(trial_name, trial_uid)],
+        },
+        "spec": pod_spec,
+    }

@@ -116,8 +116,8 @@ class BuzzSpec(BaseModel):
     native: bool = False
     requires_evidence: bool = False
     user_display_name: str | None = None
-    directory: tuple[DirectoryEntry, ...] = ()
-    observe_channel_names: tuple[str, ...] = ()
+    directory: list[DirectoryEntry] = Field(default_factory=list)
+    observe_channel_names: list[str] = Field(default_factory=list)
 
     @classmethod
     def from_table(cls, table: BuzzTable) -> BuzzSpec:
@@ -128,6 +128,6 @@ class BuzzSpec(BaseModel):
             native=table.native,
             requires_evidence=table.requires_evidence,
             user_display_name=table.user_display_name,
-            directory=tuple(entries),
-            observe_channel_names=tuple(table.observe_channel_names),
+            directory=entries,
+            observe_channel_names=list(table.observe_channel_names),
         )

@@ -53,10 +53,10 @@ def test_user_mention_declares_the_three_word_user(suite: dict[str, Task]) -> No
 
 def test_create_channel_declares_directory_and_observed_channel(suite: dict[str, Task]) -> None:
     buzz = suite["create-channel-invite-users"].buzz
-    assert buzz.observe_channel_names == ("fix-pr-1234",)
+    assert buzz.observe_channel_names == ["fix-pr-1234"]
     expected = [DirectoryEntry(name=f"benchmark-user-{n:02d}", role="user") for n in range(1, 51)]
     expected += [DirectoryEntry(name=f"benchmark-bot-{n:02d}", role="bot") for n in range(1, 11)]
-    assert list(buzz.directory) == expected
+    assert buzz.directory == expected
     others = [t for n, t in suite.items() if n != "create-channel-invite-users"]
     assert all(not task.buzz.directory and not task.buzz.observe_channel_names for task in others)
 

@@ -21,7 +21,7 @@ def test_harbor_defaults_apply_where_unspecified(tmp_path: Path) -> None:
     assert env.network_mode == "public"
     assert env.docker_image is None
     assert config.metadata == {}
-    assert not task.buzz.native and task.buzz.directory == ()
+    assert not task.buzz.native and task.buzz.directory == []
     assert task.solution_dir is None
     assert task.instruction == "Do the thing.\n"
     assert task.name == "demo-task" and task.tests_dir == tmp_path / "demo-task" / "tests"

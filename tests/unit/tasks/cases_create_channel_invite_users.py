@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any
 
 from tests.unit.tasks.evidence_builder import ORCHESTRATOR, USER, Case, Identity, Snapshot, hex_id
@@ -40,7 +41,7 @@ def _members() -> list[dict[str, str]]:
 def _channel(seed: str = "fix-pr-1234", **changes: Any) -> dict[str, Any]:
     """One row of `channels search --exact --include-archived` plus its `channels members`."""
     channel: dict[str, Any] = {
-        "channel_id": hex_id(f"channel:{seed}")[:32],
+        "channel_id": str(uuid.UUID(hex=hex_id(f"channel:{seed}")[:32])),
         "name": "fix-pr-1234",
         "channel_type": "stream",
         "visibility": "private",

@@ -122,6 +122,7 @@ class RelayClient:
         async with self._connect_lock:
             if self._connected.is_set():
                 return
+            self._closing = False  # a closed client may be opened again
             self._ws = await self._open_authenticated()
             self._connected.set()
             self._reader = asyncio.create_task(self._read_loop(self._ws))
@@ -283,29 +284,19 @@ class RelayClient:
     ) -> list[dict[str, Any]]:
         """REQ → events until EOSE → CLOSE."""
         sub = await self._subscribe(filters)
-        events: list[dict[str, Any]] = []
         try:
+            # frames are dispatched in arrival order, so once EOSE is seen every stored event
+            # is already queued: wait once, then drain (no per-event task switching)
             async with asyncio.timeout(timeout or self.timeout):
-                waiter = asyncio.create_task(sub.eose.wait())
-                try:
-                    while True:
-                        getter = asyncio.create_task(sub.queue.get())
-                        done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                        if getter in done:
-                            item = getter.result()
-                            if isinstance(item, BaseException):
-                                raise item if not isinstance(item, StopAsyncIteration) else RelayError("closed")
-                            events.append(item)
-                            continue
-                        getter.cancel()
-                        # drain what arrived before EOSE
-                        while not sub.queue.empty():
-                            item = sub.queue.get_nowait()
-                            if isinstance(item, dict):
-                                events.append(item)
-                        return events
-                finally:
-                    waiter.cancel()
+                await sub.eose.wait()
+            events: dict[str, dict[str, Any]] = {}  # by id: a REQ re-sent after a reconnect repeats
+            while not sub.queue.empty():
+                item = sub.queue.get_nowait()
+                if isinstance(item, RelayError):
+                    raise item
+                if isinstance(item, dict):
+                    events.setdefault(str(item.get("id")), item)
+            return list(events.values())
         finally:
             await sub.close()
 

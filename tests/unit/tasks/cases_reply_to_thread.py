@@ -39,6 +39,13 @@ WORKED = f"DONE: here is the projection.\n\n{TABLE}\nMonth 6 revenue: $160,811\n
 # Every table row is right (the running total even reaches 374,470), but the stated total is
 # not: a verifier that accepted the numbers anywhere in the message would pass this.
 WRONG_TOTAL = f"DONE: here is the projection.\n\n{TABLE}\nMonth 6 revenue: $160,811\nMonth 6 expenses: $84,462\nCumulative operating profit: $380,000"
+SUMMARY_TABLE = """DONE:
+| Figure | Amount |
+|---|---|
+| **Month 6 revenue** | $160,811 |
+| **Month 6 expenses** | $84,462 |
+| **Cumulative operating profit, months 1–6** | $374,470 |"""
+SWAPPED = "DONE:\nMonth 6 revenue: $84,462\nMonth 6 expenses: $160,811\nCumulative operating profit: $374,470"
 
 
 def _threaded(final: str, **final_kwargs: object) -> Snapshot:
@@ -55,6 +62,7 @@ def _cases() -> list[Case]:
         Case("positive-labelled-lines", _threaded(LINES).to_json()),
         Case("positive-one-line", _threaded(ONE_LINE).to_json()),
         Case("positive-worked-table", _threaded(WORKED).to_json()),
+        Case("positive-summary-table", _threaded(SUMMARY_TABLE).to_json()),
         # The trap: correct numbers, but posted as a new top-level message.
         Case("top-level-reply", _threaded(LINES, reply_to=None).to_json(), frozenset({"reply_to_thread"})),
         Case("wrong-stated-total", _threaded(WRONG_TOTAL).to_json(), frozenset({"answer_correct"})),
@@ -63,6 +71,8 @@ def _cases() -> list[Case]:
             _threaded("DONE: 160,811 / 84,462 / 374,470").to_json(),
             frozenset({"answer_correct"}),
         ),
+        # Each value must sit under its own label: the right numbers against the wrong names fail.
+        Case("swapped-labels", _threaded(SWAPPED).to_json(), frozenset({"answer_correct"})),
         Case(
             "other-channel",
             _threaded(LINES, channel_id=OTHER_CHANNEL_ID).to_json(),

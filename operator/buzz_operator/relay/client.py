@@ -244,7 +244,10 @@ class RelayClient:
         if not self._connected.is_set():
             if self._closing:
                 raise RelayError("client closed")
-            await asyncio.wait_for(self._connected.wait(), self.timeout * 3)
+            if self._ws is None:  # used without `async with`: connect on first use
+                await self.connect()
+            else:  # a reconnect is under way
+                await asyncio.wait_for(self._connected.wait(), self.timeout * 3)
         assert self._ws is not None
         await self._ws.send(json.dumps(frame))
 
@@ -306,8 +309,8 @@ class RelayClient:
         return _SubscriptionOpener(self, filters)
 
     async def _subscribe(self, filters: list[dict[str, Any]]) -> Subscription:
-        if not self._connected.is_set() and not self._closing and self._ws is None:
-            await self.connect()
+        if self._ws is None and not self._closing:
+            await self.connect()  # before registering, so connect() does not send this REQ too
         sub = Subscription(self, f"s{next(self._ids)}", filters)
         self._subs[sub.sub_id] = sub
         await self._send(["REQ", sub.sub_id, *filters])

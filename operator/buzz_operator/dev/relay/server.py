@@ -124,6 +124,10 @@ class Relay:
     async def _event_task(self, session: Session, event: Any, size: int) -> None:
         try:
             await self.on_event(session, event, size)
+        except Exception:  # a bug must cost one event, never the connection or the relay
+            log.exception("event handling failed")
+            eid = event.get("id", "") if isinstance(event, dict) else ""
+            await self.send(session, ["OK", eid if isinstance(eid, str) else "", False, "error: internal error"])
         finally:
             session.writes.release()
 

@@ -1,0 +1,25 @@
+"""Sweep planning (pure): deterministic trial names, lazy admission under concurrency and
+cost caps, and the rollup of trial results into the sweep's small status."""
+
+from buzz_operator.sweep.admission import AdmissionDecision, admit
+from buzz_operator.sweep.conditions import sweep_conditions
+from buzz_operator.sweep.planner import PlannedTrial, plan_trials, trial_name
+from buzz_operator.sweep.rollup import SweepRollup, pass_at_k, rollup
+from buzz_operator.sweep.status import next_sweep_status
+from buzz_operator.sweep.summary import TrialState, TrialSummary, summarize_trial
+
+__all__ = [
+    "AdmissionDecision",
+    "PlannedTrial",
+    "SweepRollup",
+    "TrialState",
+    "TrialSummary",
+    "admit",
+    "next_sweep_status",
+    "pass_at_k",
+    "plan_trials",
+    "rollup",
+    "summarize_trial",
+    "sweep_conditions",
+    "trial_name",
+]

@@ -1,0 +1,100 @@
+"""Which planned trials may start now: lazy creation under three concurrency layers.
+
+Trials are created only as capacity frees (Kueue-style admission, anchors recommendation 1)
+rather than thousands up front, under (a) the sweep's spec.parallelism, (b) a cap per model
+endpoint shared by every sweep that uses it (Harbor's concurrency_group), (c) an
+operator-wide cap (recommendation 4). Nothing starts while the sweep is suspended or once its
+spend has reached spec.budget.maxCostUSD. Whenever something waits, the decision says why and
+how many, so `kubectl describe` answers "why is my sweep not moving" (Kueue #2833).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from buzz_operator.sweep.planner import PlannedTrial
+from buzz_operator.sweep.summary import TrialSummary
+
+SUSPENDED = "Suspended"
+BUDGET_EXHAUSTED = "BudgetExhausted"
+PARALLELISM_LIMIT = "ParallelismLimit"
+ENDPOINT_LIMIT = "EndpointLimit"
+OPERATOR_LIMIT = "OperatorLimit"
+
+
+@dataclass(frozen=True)
+class AdmissionDecision:
+    admit: list[PlannedTrial] = field(default_factory=list)
+    waiting_reason: str | None = None
+    waiting_message: str = ""
+
+
+def _plural(count: int) -> str:
+    return f"{count} trial{'s' if count != 1 else ''}"
+
+
+def admit(
+    planned: Sequence[PlannedTrial],
+    active: Sequence[TrialSummary],
+    *,
+    parallelism: int,
+    endpoint_caps: Mapping[str, int],
+    operator_cap: int | None,
+    cost_so_far: float,
+    max_cost: float | None,
+    suspended: bool,
+    endpoints: Sequence[str] = (),
+    namespace: str = "",
+) -> AdmissionDecision:
+    """Pick the trials to create now from ``planned``.
+
+    ``planned``: this sweep's trials that have no BuzzTrial yet, in plan order.
+    ``active``: every non-terminal BuzzTrial the operator knows, across sweeps.
+    ``endpoints``: the model endpoints this sweep's roster uses.
+    ``cost_so_far``: the sweep's spend ceiling, so the cap is never overshot by unpriced usage.
+    """
+    if parallelism < 1:
+        raise ValueError(f"parallelism must be >= 1, not {parallelism}")
+    if not planned:
+        return AdmissionDecision()
+    waiting = len(planned)
+    if suspended:
+        return AdmissionDecision([], SUSPENDED, f"{_plural(waiting)} waiting: spec.suspend is true")
+    if max_cost is not None and cost_so_far >= max_cost:
+        return AdmissionDecision(
+            [],
+            BUDGET_EXHAUSTED,
+            f"{_plural(waiting)} not started: spend ${cost_so_far:.2f} reached spec.budget.maxCostUSD "
+            f"${max_cost:.2f}",
+        )
+
+    sweep = planned[0].sweep
+    live = [summary for summary in active if summary.active]
+    own = sum(1 for summary in live if summary.sweep == sweep and summary.namespace == namespace)
+    capped = {name: cap for name, cap in endpoint_caps.items() if name in set(endpoints)}
+    per_endpoint = {name: sum(1 for s in live if name in s.endpoints) for name in capped}
+    total = len(live)
+
+    def blocked(extra: int) -> tuple[str, str] | None:
+        if own + extra >= parallelism:
+            return (
+                PARALLELISM_LIMIT,
+                f"{own + extra}/{parallelism} of this sweep's trials active (spec.parallelism)",
+            )
+        for name, cap in sorted(capped.items()):
+            if per_endpoint[name] + extra >= cap:
+                return ENDPOINT_LIMIT, f"endpoint {name}: {per_endpoint[name] + extra}/{cap} trials active"
+        if operator_cap is not None and total + extra >= operator_cap:
+            return OPERATOR_LIMIT, f"{total + extra}/{operator_cap} trials active across the operator"
+        return None
+
+    admitted: list[PlannedTrial] = []
+    for trial in planned:
+        limit = blocked(len(admitted))
+        if limit is not None:
+            reason, detail = limit
+            left = len(planned) - len(admitted)
+            return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
+        admitted.append(trial)
+    return AdmissionDecision(admitted)

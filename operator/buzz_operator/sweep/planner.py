@@ -1,0 +1,91 @@
+"""Planning a sweep into trials with deterministic names.
+
+A trial's name is a pure function of (sweep, condition hash, task, attempt), so planning is
+idempotent: an operator that restarts mid-sweep plans the same names, finds the trials that
+already exist, and creates only the missing ones (a 409 means "already made", never a
+duplicate). The hash suffix keeps names unique and short whatever the task names are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from buzz_operator.api import labels
+from buzz_operator.api.naming import dns_label_prefix, label_value, sha256_hex
+from buzz_operator.trial.names import TRIAL_NAME_MAX, relay_trial_id
+
+SUFFIX_HEX = 10
+# "<prefix>-<10 hex>" must fit TRIAL_NAME_MAX, which leaves room for a pod's "-r<retry>".
+PREFIX_MAX = TRIAL_NAME_MAX - SUFFIX_HEX - 1
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    name: str
+    sweep: str
+    task: str
+    attempt: int
+    trial_id: str  # relay trial id of the first try
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def trial_name(sweep_name: str, condition_hash: str, task: str, attempt: int) -> str:
+    """``<sweep>-<sha256(condition hash, task, attempt)[:10]>``, a DNS-1123 label.
+
+    The suffix does not include the sweep, so the same condition/task/attempt carries the same
+    suffix in every sweep (easy to line up across sweeps); the sweep prefix keeps names in one
+    namespace apart, and is itself shortened with a hash of the full sweep name when needed.
+    """
+    suffix = sha256_hex(condition_hash, task, str(attempt))[:SUFFIX_HEX]
+    return f"{dns_label_prefix(sweep_name, PREFIX_MAX)}-{suffix}"
+
+
+def trial_labels(sweep_name: str, condition_hash: str, task: str, attempt: int) -> dict[str, str]:
+    return {
+        labels.SWEEP: label_value(sweep_name),
+        labels.TASK: label_value(task),
+        labels.ATTEMPT: str(attempt),
+        labels.CONDITION: condition_hash[: labels.CONDITION_LABEL_HEX],
+        labels.MANAGED_BY: labels.MANAGER,
+    }
+
+
+def plan_trials(
+    sweep_name: str,
+    sweep_uid: str,
+    condition_hash: str,
+    tasks: Sequence[str],
+    attempts: int,
+) -> list[PlannedTrial]:
+    """Every trial of the sweep, attempt-major: attempt 1 of every task comes first.
+
+    Admission starts trials in this order, so a sweep stopped early (budget, suspend) has
+    covered every task once before any task twice — pass@1 is meaningful at any point.
+    """
+    if attempts < 1:
+        raise ValueError(f"attempts must be >= 1, not {attempts}")
+    if not condition_hash:
+        raise ValueError("condition_hash must not be empty")
+    seen: set[str] = set()
+    for task in tasks:
+        if not task:
+            raise ValueError("task names must not be empty")
+        if task in seen:
+            raise ValueError(f"task {task!r} is listed twice")
+        seen.add(task)
+    planned = []
+    for attempt in range(1, attempts + 1):
+        for task in tasks:
+            name = trial_name(sweep_name, condition_hash, task, attempt)
+            planned.append(
+                PlannedTrial(
+                    name=name,
+                    sweep=sweep_name,
+                    task=task,
+                    attempt=attempt,
+                    trial_id=relay_trial_id(sweep_uid, name, 0),
+                    labels=trial_labels(sweep_name, condition_hash, task, attempt),
+                )
+            )
+    return planned

@@ -1,0 +1,95 @@
+"""One line per BuzzTrial: what admission and the rollup need, and nothing else.
+
+Summaries are built from BuzzTrial objects (typically a kopf index), so the sweep never lists
+trials and its own status never holds per-trial detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
+
+_RUNNING_PHASES = frozenset(
+    {Phase.PROVISIONING, Phase.LAUNCHING, Phase.RUNNING, Phase.COLLECTING, Phase.GRADING, Phase.BUNDLING}
+)
+
+
+class TrialState(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    BROKEN = "broken"
+
+
+@dataclass(frozen=True)
+class TrialSummary:
+    name: str
+    sweep: str
+    task: str
+    attempt: int
+    state: TrialState
+    reward: float | None = None
+    scored: bool = False
+    cost_floor: float = 0.0
+    cost_ceiling: float = 0.0
+    endpoints: tuple[str, ...] = ()
+    namespace: str = ""
+    outcome: str | None = None
+    reason: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Holds a concurrency slot: created and not yet terminal (backing-off trials included)."""
+        return self.state in {TrialState.PENDING, TrialState.RUNNING}
+
+
+def trial_state(status: BuzzTrialStatus) -> TrialState:
+    if status.phase is Phase.PENDING:
+        return TrialState.PENDING
+    if status.phase in _RUNNING_PHASES:
+        return TrialState.RUNNING
+    if status.phase is Phase.SUCCEEDED:
+        return TrialState.SUCCEEDED
+    if status.failure_class is FailureClass.BROKEN:
+        return TrialState.BROKEN
+    return TrialState.FAILED
+
+
+def is_scored(status: BuzzTrialStatus) -> bool:
+    """Counts toward mean reward and pass@k.
+
+    Succeeded trials and trials that failed on their outcome (the team's result, reward 0 if
+    the verifier gave none) are scored. Broken trials and trials whose infra retries ran out
+    say nothing about the team and are left out, as the seed's resume treated them.
+    """
+    if status.phase is Phase.SUCCEEDED:
+        return True
+    return status.phase is Phase.FAILED and status.failure_class is FailureClass.OUTCOME
+
+
+def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
+    """Summary of a BuzzTrial object as the API server returns it."""
+    metadata = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    status = BuzzTrialStatus.model_validate(body.get("status") or {})
+    scored = is_scored(status)
+    return TrialSummary(
+        name=str(metadata.get("name", "")),
+        namespace=str(metadata.get("namespace", "")),
+        sweep=str(spec.get("sweepName", "")),
+        task=str(spec.get("task", "")),
+        attempt=int(spec.get("attempt", 0)),
+        state=trial_state(status),
+        reward=(status.reward if status.reward is not None else 0.0) if scored else status.reward,
+        scored=scored,
+        cost_floor=status.cost_usd.floor,
+        cost_ceiling=status.cost_usd.ceiling,
+        endpoints=tuple(spec.get("endpoints") or ()),
+        outcome=status.outcome.value if status.outcome else None,
+        reason=status.reason,
+    )

@@ -1,0 +1,100 @@
+"""A planned trial's BuzzTrial object, with everything fixed at planning time resolved.
+
+Images, resources and deadlines are decided once, here, from the task directory, the
+condition and the sweep spec; the trial then runs from its own spec alone, so editing a
+ConfigMap or the dataset mid-sweep cannot change trials already planned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from buzz_operator.api.common import API_VERSION
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
+from buzz_operator.condition.manifest import ExperimentManifest
+from buzz_operator.dataset.task import Task
+from buzz_operator.sweep.planner import PlannedTrial
+from buzz_operator.trial.deadlines import step_deadlines
+
+
+def trial_resources(task: Task, manifest: ExperimentManifest) -> TrialResources:
+    """task.toml's request, each part replaced by the condition's override when set (§1.4)."""
+    environment, overrides = task.config.environment, manifest.environment
+    return TrialResources(
+        cpus=overrides.override_cpus or environment.cpus,
+        memory_mb=overrides.override_memory_mb or environment.memory_mb,
+        storage_mb=overrides.override_storage_mb or environment.storage_mb,
+    )
+
+
+def roster_endpoints(manifest: ExperimentManifest) -> list[str]:
+    """Endpoints the roster calls, sorted and without repeats (per-endpoint caps key on them)."""
+    return sorted({entry.endpoint for entry in manifest.roster})
+
+
+def build_trial_spec(
+    planned: PlannedTrial,
+    *,
+    task: Task,
+    manifest: ExperimentManifest,
+    condition_hash: str,
+    sweep: BuzzSweepSpec,
+    dataset: str,
+    default_stack_image: str,
+    default_operator_image: str,
+) -> BuzzTrialSpec:
+    if task.name != planned.task:
+        raise ValueError(f"task {task.name!r} does not match the planned trial's task {planned.task!r}")
+    config = task.config
+    return BuzzTrialSpec(
+        sweep_name=planned.sweep,
+        task=task.name,
+        task_digest=task.digest,
+        attempt=planned.attempt,
+        condition_hash=condition_hash,
+        image=task.image_ref(sweep.task_image_registry, dataset),
+        stack_image=sweep.stack_image or default_stack_image,
+        operator_image=sweep.operator_image or default_operator_image,
+        image_pull_policy=sweep.image_pull_policy,
+        runtime_class_name=sweep.runtime_class_name,
+        endpoints=roster_endpoints(manifest),
+        resources=trial_resources(task, manifest),
+        deadlines=step_deadlines(
+            agent_timeout_sec=config.agent.timeout_sec,
+            verifier_timeout_sec=config.verifier.timeout_sec,
+            build_timeout_sec=config.environment.build_timeout_sec,
+            manifest_timeout_seconds=manifest.trial_budget.timeout_seconds,
+            multiplier=sweep.timeout_multiplier,
+        ),
+        retry=sweep.retry,
+    )
+
+
+def owner_reference(sweep_name: str, sweep_uid: str) -> dict[str, Any]:
+    """The BuzzSweep as controlling owner: deleting a sweep deletes its trials (and their pods)."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BuzzSweep",
+        "name": sweep_name,
+        "uid": sweep_uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def trial_object(
+    planned: PlannedTrial, spec: BuzzTrialSpec, *, namespace: str, sweep_uid: str
+) -> dict[str, Any]:
+    """The BuzzTrial to create (status is written by the trial's own handler)."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BuzzTrial",
+        "metadata": {
+            "name": planned.name,
+            "namespace": namespace,
+            "labels": dict(planned.labels),
+            "ownerReferences": [owner_reference(planned.sweep, sweep_uid)],
+        },
+        "spec": spec.to_api(),
+    }

@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from buzz_operator.condition import ConditionError, ExperimentManifest, plan_seats, verify_prompts
+from buzz_operator.condition import (
+    ConditionError,
+    EndpointConfig,
+    ExperimentManifest,
+    check_endpoints,
+    find_placeholder_endpoints,
+    plan_seats,
+    verify_prompts,
+)
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -48,16 +56,37 @@ def check_command(
             show_default=False,
         ),
     ] = None,
+    endpoint_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--endpoint-config",
+            help="Endpoint config (§2); when given, every roster endpoint must be configured "
+            "and none may still be a placeholder.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Validate a manifest and, with --artifact-root, its pinned prompts."""
+    """Validate a manifest and, with the options, its pinned prompts and endpoint config."""
     try:
         manifest = ExperimentManifest.load(file)
         if artifact_root is not None:
             verify_prompts(manifest, artifact_root)
     except ConditionError as error:
         raise _fail(error.with_source(error.source or str(file))) from None
+    checked = ["prompts verified" if artifact_root is not None else "prompts not checked"]
+    if endpoint_config is not None:
+        try:
+            endpoints = EndpointConfig.load(endpoint_config)
+            check_endpoints(manifest, endpoints)
+            # A real sweep refuses example values (§6.1 reject_placeholder_endpoints).
+            placeholders = find_placeholder_endpoints(endpoints)
+            if placeholders:
+                raise ConditionError(f"placeholder endpoints must be configured before a run: {placeholders}")
+        except ConditionError as error:
+            raise _fail(error.with_source(error.source or str(endpoint_config))) from None
+        checked.append("endpoints configured")
     seats = len(plan_seats(manifest))
-    prompts = "prompts verified" if artifact_root is not None else "prompts not checked"
     typer.echo(
-        f"OK {manifest.condition} {manifest.sha256[:12]} ({seats} seat{'s' if seats != 1 else ''}, {prompts})"
+        f"OK {manifest.condition} {manifest.sha256[:12]} "
+        f"({seats} seat{'s' if seats != 1 else ''}, {', '.join(checked)})"
     )

@@ -100,3 +100,45 @@ def test_mounted_under_buzzctl(tmp_path: Path, solo: dict) -> None:
     result = runner.invoke(buzzctl, ["condition", "hash", str(_write(tmp_path, solo))])
     assert result.exit_code == 0
     assert result.stdout.strip() == ExperimentManifest.load(solo).sha256
+
+
+def test_check_with_endpoint_config() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            str(MANIFESTS / "standin-oracle.yaml"),
+            "--artifact-root",
+            str(MANIFESTS),
+            "--endpoint-config",
+            str(MANIFESTS / "endpoints" / "standin.json"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "prompts verified, endpoints configured" in result.stdout
+
+
+def test_check_endpoint_config_missing_endpoint(tmp_path: Path, solo: dict) -> None:
+    config = _write(tmp_path, {"other/model": {"provider": "openai", "api_key_env": "K"}}, "endpoints.json")
+    result = runner.invoke(app, ["check", str(_write(tmp_path, solo)), "--endpoint-config", str(config)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {config}: roster.0.endpoint: ")
+    assert "'openai/luna'" in result.stderr
+
+
+def test_check_endpoint_config_refuses_placeholders(tmp_path: Path, solo: dict) -> None:
+    config = _write(
+        tmp_path,
+        {
+            "openai/luna": {
+                "provider": "databricks_v2",
+                "api_key_env": "DATABRICKS_TOKEN",
+                "env": {"DATABRICKS_HOST": "https://example-workspace.cloud.databricks.com"},
+            }
+        },
+        "endpoints.json",
+    )
+    result = runner.invoke(app, ["check", str(_write(tmp_path, solo)), "--endpoint-config", str(config)])
+    assert result.exit_code == 1
+    assert "placeholder endpoints must be configured before a run: ['openai/luna']" in result.stderr
+    assert "example-workspace" not in result.stderr

@@ -45,7 +45,7 @@ from buzz_operator.condition.paths import (
     remote_stderr_log,
     remote_stdout_log,
 )
-from buzz_operator.condition.prompts import verify_prompts
+from buzz_operator.condition.prompts import verify_prompt_files, verify_prompts
 from buzz_operator.condition.seats import Seat, orchestrator_seat, plan_seats
 from buzz_operator.condition.team_prompt import TeamMember, compose_system_prompt, teammates_of
 
@@ -90,5 +90,6 @@ __all__ = [
     "remote_stdout_log",
     "resolve_api_keys",
     "teammates_of",
+    "verify_prompt_files",
     "verify_prompts",
 ]

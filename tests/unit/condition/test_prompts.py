@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from buzz_operator.condition import ConditionError, ExperimentManifest, verify_prompts
+from buzz_operator.condition import ConditionError, ExperimentManifest, verify_prompt_files, verify_prompts
 
 
 def _write(root: Path, relative: str, data: bytes) -> str:
@@ -79,3 +79,29 @@ def test_one_byte_difference_is_caught(tmp_path: Path, solo: dict) -> None:
     (tmp_path / "p.md").write_bytes(b"exact bytes \n")
     with pytest.raises(ConditionError, match="hash mismatch"):
         verify_prompts(manifest, tmp_path)
+
+
+def test_in_memory_files(solo: dict, team: dict) -> None:
+    _pin(solo, 0, "personas/./solo.md", hashlib.sha256(b"solo\n").hexdigest())
+    manifest = ExperimentManifest.load(solo)
+    assert verify_prompt_files(manifest, {"personas/solo.md": b"solo\n", "other.md": b"x"}) == {
+        "solo": b"solo\n"
+    }
+    with pytest.raises(ConditionError) as caught:
+        verify_prompt_files(manifest, {"personas/solo.md": b"solo \n"})
+    assert caught.value.field == "roster.0.prompt"
+    assert "prompt hash mismatch for personas/./solo.md" in str(caught.value)
+
+
+def test_in_memory_missing_file_lists_what_exists(solo: dict) -> None:
+    with pytest.raises(ConditionError) as caught:
+        verify_prompt_files(ExperimentManifest.load(solo), {"personas/lead.md": b""})
+    assert "'personas/solo.md' is not among the condition's files (['personas/lead.md'])" in str(caught.value)
+
+
+@pytest.mark.parametrize("escape", ["../x.md", "/abs.md", "a/../../x.md"])
+def test_in_memory_paths_stay_inside(solo: dict, escape: str) -> None:
+    _pin(solo, 0, escape, "ab" * 32)
+    with pytest.raises(ConditionError, match="outside the condition's files") as caught:
+        verify_prompt_files(ExperimentManifest.load(solo), {"x.md": b""})
+    assert caught.value.field == "roster.0.prompt"

@@ -255,3 +255,32 @@ async def test_subscription_survives_relay_restart(db_dsn: str) -> None:
             assert (await client.publish(client.sign(9, "me too", [["h", cid]])))[0]
     finally:
         await client.close()
+
+
+async def test_membership_archive_and_delete_rules(relay) -> None:
+    owner_kp, owner_tag = _member(relay)
+    member_kp, member_tag = _member(relay)
+    third_kp, _ = _member(relay)
+    async with _client(relay, owner_kp, owner_tag) as owner, _client(relay, member_kp, member_tag) as member:
+        cid = await _private_channel(owner)
+        for pk in (member_kp.pubkey_hex, third_kp.pubkey_hex):
+            assert (await owner.publish(owner.sign(9000, "", [["h", cid], ["p", pk]])))[0]
+        ok, msg = await owner.publish(owner.sign(9000, "", [["h", cid], ["p", third_kp.pubkey_hex], ["role", "king"]]))
+        assert not ok and msg.startswith("invalid: role")
+        # a plain member may not remove others, but may leave
+        ok, msg = await member.publish(member.sign(9001, "", [["h", cid], ["p", third_kp.pubkey_hex]]))
+        assert not ok and msg.startswith("restricted:")
+        assert (await member.publish(member.sign(9001, "", [["h", cid], ["p", member_kp.pubkey_hex]])))[0]
+        state = await owner.query([{"kinds": [39002], "#d": [cid]}])
+        assert {t[1] for t in state[-1]["tags"] if t[0] == "p"} == {owner_kp.pubkey_hex, third_kp.pubkey_hex}
+        admins = await owner.query([{"kinds": [39001], "#d": [cid]}])
+        assert [t for t in admins[-1]["tags"] if t[0] == "p"] == [["p", owner_kp.pubkey_hex, "owner"]]
+        # archive, unarchive, then delete (owner only)
+        assert (await owner.publish(owner.sign(9002, "", [["h", cid], ["archived", "true"]])))[0]
+        assert (await owner.publish(owner.sign(9002, "", [["h", cid], ["archived", "false"], ["about", "back"]])))[0]
+        meta = (await owner.query([{"kinds": [39000], "#d": [cid]}]))[-1]["tags"]
+        assert ["archived", "true"] not in meta and ["about", "back"] in meta
+        assert (await owner.publish(owner.sign(9, "still here", [["h", cid]])))[0]
+        assert (await owner.publish(owner.sign(9008, "", [["h", cid]])))[0]
+        ok, msg = await owner.publish(owner.sign(9, "gone", [["h", cid]]))
+        assert not ok and "does not exist" in msg

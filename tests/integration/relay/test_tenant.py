@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.nostr import Keypair, verify_auth_tag
-from buzz_operator.relay.tenant import provision, teardown
+from buzz_operator.relay.tenant import _plan, _provision_on_relay, provision, teardown
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 
 
@@ -121,3 +121,16 @@ async def test_teardown_archives_and_keeps_events(target, make_request, relay) -
     finally:
         await conn.close()
     assert archived_at is not None
+
+
+async def test_provisioning_after_a_crash_reuses_the_channel_it_made(target, make_request, relay) -> None:
+    """A crash between the relay writes and the INSERT leaves a channel but no row; the retry
+    must adopt that channel (deterministic channel id) rather than make a second one."""
+    req = make_request()
+    planned, secrets = _plan(target, req)
+    await _provision_on_relay(target, req, planned, secrets)  # ...and then the process died
+    before = len(await _channels(relay.dsn))
+    handle, again = await provision(target, req)
+    assert handle.channel_id == planned.channel_id
+    assert len(await _channels(relay.dsn)) == before
+    assert again.secret_strings() == secrets.secret_strings()

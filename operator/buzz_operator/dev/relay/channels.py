@@ -121,10 +121,14 @@ async def apply_event(conn: asyncpg.Connection, relay: Keypair, event: dict[str,
     if kind == KIND_PROFILE:
         return await _profile(conn, event)
     channel_id = _channel_id(event)
-    await _lock_channel(conn, channel_id)
+    # state changes serialise per channel; plain messages only read the channel, so a busy
+    # channel's chat is not queued behind one lock
+    changes_state = kind != KIND_MESSAGE
+    if changes_state:
+        await _lock_channel(conn, channel_id)
     if kind == KIND_CREATE_CHANNEL:
         return await _create(conn, relay, event, channel_id)
-    channel = await store.channel_row(conn, channel_id, lock=True)
+    channel = await store.channel_row(conn, channel_id, lock=changes_state)
     if channel is None:
         raise Rejected(f"invalid: channel {channel_id} does not exist")
     actor_role = await _role_of(conn, channel_id, event["pubkey"])

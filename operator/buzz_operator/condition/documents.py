@@ -12,7 +12,8 @@ from buzz_operator.condition.errors import ConditionError
 
 
 def read_mapping(source: str | Path | Mapping[str, Any], *, what: str) -> tuple[dict[str, Any], str]:
-    """Return ``(mapping, source_label)``; YAML is a superset of JSON, so one parser reads both.
+    """Return ``(mapping, source_label)``; YAML is a superset of JSON, so one parser reads both
+    (as the seed does, §1: "cannot load manifest …", "manifest root must be a mapping").
 
     The label names the file in every later error; a mapping given directly has none.
     """
@@ -25,11 +26,11 @@ def read_mapping(source: str | Path | Mapping[str, Any], *, what: str) -> tuple[
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise ConditionError(f"cannot read {what}: {error.strerror or error}", source=label) from error
+        raise ConditionError(f"cannot load {what}: {error.strerror or error}", source=label) from error
     except UnicodeDecodeError as error:
-        raise ConditionError(f"cannot read {what}: not UTF-8 ({error.reason})", source=label) from error
+        raise ConditionError(f"cannot load {what}: not UTF-8 ({error.reason})", source=label) from error
     except yaml.YAMLError as error:
-        raise ConditionError(f"cannot parse {what}: {error}", source=label) from error
+        raise ConditionError(f"cannot load {what}: {error}", source=label) from error
     if not isinstance(raw, dict):
         raise ConditionError(f"{what} root must be a mapping", source=label)
     return raw, label

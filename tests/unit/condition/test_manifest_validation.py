@@ -281,14 +281,14 @@ def test_load_errors_name_the_file(tmp_path: Path, solo: dict) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     error = _error(tmp_path / "absent.yaml")
     assert error.source.endswith("absent.yaml")
-    assert "cannot read manifest" in str(error)
+    assert "cannot load manifest: No such file" in str(error)
 
 
 def test_bad_yaml(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("condition: [unclosed\n", encoding="utf-8")
     error = _error(path)
-    assert "cannot parse manifest" in str(error)
+    assert "cannot load manifest" in str(error)
     assert "\n" not in str(error)
 
 

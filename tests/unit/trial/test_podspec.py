@@ -1,0 +1,257 @@
+"""The trial pod, part by part, against golden dicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from buzz_operator.api.common import ImagePullPolicy
+from buzz_operator.api.trial import BuzzTrialSpec, TrialDeadlines, TrialResources
+from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address, task_resources
+
+TRIAL = "demo-oracle-0123456789"
+LABELS = {
+    "bench.buzz.dev/sweep": "demo-oracle",
+    "bench.buzz.dev/task": "reply-to-thread",
+    "bench.buzz.dev/attempt": "1",
+    "bench.buzz.dev/condition": "0123456789abcdef",
+    "app.kubernetes.io/managed-by": "buzz-operator",
+}
+
+
+def _spec(**changes: Any) -> BuzzTrialSpec:
+    spec = BuzzTrialSpec(
+        sweep_name="demo-oracle",
+        task="reply-to-thread",
+        task_digest="a" * 64,
+        attempt=1,
+        condition_hash="0123456789abcdef" + "0" * 48,
+        image="docker.io/buzz-tasks/buzz-native-reply-to-thread:0123456789abcdef",
+        stack_image="docker.io/buzz/stack:dev",
+        operator_image="docker.io/buzz/operator:dev",
+        resources=TrialResources(cpus=1, memory_mb=1024, storage_mb=2048),
+        deadlines=TrialDeadlines(
+            schedule_seconds=600,
+            setup_seconds=120,
+            agent_seconds=600,
+            agent_source="task",
+            collect_seconds=300,
+            verifier_seconds=600,
+            upload_seconds=300,
+        ),
+    )
+    return spec.model_copy(update=changes)
+
+
+def _pod(retry: int = 0, **changes: Any) -> dict[str, Any]:
+    return build_trial_pod(
+        trial_name=TRIAL,
+        trial_uid="5b6f0d5e-0000-4000-8000-000000000001",
+        namespace="bench",
+        retry=retry,
+        spec=_spec(**changes),
+        trial_labels=LABELS,
+        relay_listen="127.0.0.1:3600",
+        relay_target="10.96.77.10:3600",
+    )
+
+
+RESTRICTED = {
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "runAsGroup": 65532,
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def test_metadata_golden() -> None:
+    assert _pod(retry=1)["metadata"] == {
+        "name": "demo-oracle-0123456789-r1",
+        "namespace": "bench",
+        "labels": {
+            **LABELS,
+            "bench.buzz.dev/trial": TRIAL,
+            "bench.buzz.dev/retry": "1",
+            "app.kubernetes.io/component": "trial-pod",
+        },
+        "ownerReferences": [
+            {
+                "apiVersion": "bench.buzz.dev/v1alpha1",
+                "kind": "BuzzTrial",
+                "name": TRIAL,
+                "uid": "5b6f0d5e-0000-4000-8000-000000000001",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
+    assert _pod()["metadata"]["name"] == TRIAL
+    assert _pod()["apiVersion"] == "v1" and _pod()["kind"] == "Pod"
+
+
+def test_pod_level_golden() -> None:
+    spec = _pod()["spec"]
+    assert {k: v for k, v in spec.items() if k not in {"initContainers", "containers"}} == {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 10,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "volumes": [{"name": "buzz-stack", "emptyDir": {}}, {"name": "logs", "emptyDir": {}}],
+    }
+
+
+def test_stack_init_container_golden() -> None:
+    (stack,) = _pod()["spec"]["initContainers"]
+    assert stack == {
+        "name": "stack",
+        "image": "docker.io/buzz/stack:dev",
+        "imagePullPolicy": "IfNotPresent",
+        "command": [
+            "sh",
+            "-c",
+            "cp -a /stack/. /opt/buzz/ && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
+            "&& chmod 0777 /opt/buzz/logs /opt/buzz/prompts",
+        ],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"cpu": "100m", "memory": "64Mi"},
+        },
+        "securityContext": RESTRICTED,
+        "volumeMounts": [{"name": "buzz-stack", "mountPath": "/opt/buzz"}],
+    }
+
+
+def test_task_container_golden() -> None:
+    task = _pod()["spec"]["containers"][0]
+    assert task == {
+        "name": "task",
+        "image": "docker.io/buzz-tasks/buzz-native-reply-to-thread:0123456789abcdef",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["sh", "-c", 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'],
+        "resources": {
+            "requests": {"cpu": "1", "memory": "1024Mi", "ephemeral-storage": "2048Mi"},
+            "limits": {"cpu": "1", "memory": "1024Mi", "ephemeral-storage": "2048Mi"},
+        },
+        "securityContext": {
+            "privileged": False,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {
+                "drop": ["ALL"],
+                "add": [
+                    "CHOWN",
+                    "DAC_OVERRIDE",
+                    "FOWNER",
+                    "FSETID",
+                    "KILL",
+                    "NET_BIND_SERVICE",
+                    "SETGID",
+                    "SETUID",
+                ],
+            },
+        },
+        "volumeMounts": [
+            {"name": "buzz-stack", "mountPath": "/opt/buzz"},
+            {"name": "logs", "mountPath": "/logs"},
+        ],
+    }
+
+
+def test_forwarder_container_golden() -> None:
+    forwarder = _pod()["spec"]["containers"][1]
+    assert forwarder == {
+        "name": "forwarder",
+        "image": "docker.io/buzz/operator:dev",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["relay-forwarder", "127.0.0.1:3600", "10.96.77.10:3600"],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "96Mi"},
+            "limits": {"cpu": "100m", "memory": "96Mi"},
+        },
+        "securityContext": RESTRICTED,
+    }
+
+
+def test_every_container_is_guaranteed_qos() -> None:
+    spec = _pod()["spec"]
+    for container in spec["initContainers"] + spec["containers"]:
+        resources = container["resources"]
+        assert resources["requests"] == resources["limits"], container["name"]
+        assert {"cpu", "memory"} <= set(resources["limits"]), container["name"]
+
+
+def test_no_secrets_host_access_or_privilege_in_the_pod() -> None:
+    pod = _pod()
+    text = json.dumps(pod)
+    for forbidden in (
+        "secretKeyRef",
+        "secretRef",
+        '"secret"',
+        "hostPath",
+        "hostNetwork",
+        "hostPID",
+        "hostIPC",
+    ):
+        assert forbidden not in text
+    for container in pod["spec"]["initContainers"] + pod["spec"]["containers"]:
+        assert "env" not in container and "envFrom" not in container
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def test_pull_policy_and_runtime_class_are_applied() -> None:
+    pod = _pod(image_pull_policy=ImagePullPolicy.NEVER, runtime_class_name="gvisor")
+    assert pod["spec"]["runtimeClassName"] == "gvisor"
+    images = pod["spec"]["initContainers"] + pod["spec"]["containers"]
+    assert {container["imagePullPolicy"] for container in images} == {"Never"}
+    assert "runtimeClassName" not in _pod()["spec"]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "memory", "storage", "expected"),
+    [
+        (1, 512, None, {"cpu": "1", "memory": "512Mi"}),
+        (0.5, 512, None, {"cpu": "500m", "memory": "512Mi"}),
+        (2.25, 8192, 10240, {"cpu": "2250m", "memory": "8192Mi", "ephemeral-storage": "10240Mi"}),
+        (0.0001, 64, None, {"cpu": "1m", "memory": "64Mi"}),
+    ],
+)
+def test_task_resource_quantities(
+    cpus: float, memory: int, storage: int | None, expected: dict[str, str]
+) -> None:
+    resources = task_resources(TrialResources(cpus=cpus, memory_mb=memory, storage_mb=storage))
+    assert resources == {"requests": expected, "limits": expected}
+
+
+@pytest.mark.parametrize(
+    ("url", "listen"),
+    [
+        ("ws://localhost:3600", "127.0.0.1:3600"),
+        ("ws://relay.example/", "127.0.0.1:80"),
+        ("wss://relay.example", "127.0.0.1:443"),
+    ],
+)
+def test_forwarder_listens_on_the_canonical_port(url: str, listen: str) -> None:
+    assert forwarder_listen_address(url) == listen
+
+
+def test_non_websocket_relay_urls_are_refused() -> None:
+    with pytest.raises(ValueError, match="relay url"):
+        forwarder_listen_address("http://localhost:3600")
+
+
+def test_owner_uid_is_required() -> None:
+    with pytest.raises(ValueError, match="trial_uid"):
+        build_trial_pod(
+            trial_name=TRIAL,
+            trial_uid="",
+            namespace="bench",
+            retry=0,
+            spec=_spec(),
+            trial_labels=LABELS,
+            relay_listen="127.0.0.1:3600",
+            relay_target="10.0.0.1:3600",
+        )

@@ -80,8 +80,10 @@ def test_named_path_and_its_fields() -> None:
 
 
 def test_hello_file() -> None:
-    task = recognise('Create a file called hello.txt in /app containing "Hello, world!".')
-    assert task == HelloFile("hello.txt", "Hello, world!")
+    assert recognise(_instruction("hello-file")) == HelloFile("hello.txt", "Hello, world!")
+    assert recognise("Create a file at `/app/hello.txt` whose content is exactly `Howdy`.") == HelloFile(
+        "hello.txt", "Howdy")
+    assert recognise('Write "hi there" to hello.txt') == HelloFile("hello.txt", "hi there")
 
 
 def test_unrecognised_instruction() -> None:

@@ -30,12 +30,19 @@ TARGET = "buzz_acp"
 CONNECT_ATTEMPTS = 30
 
 
+def _created_at(event: Event) -> int:
+    value = event.get("created_at")
+    return value if isinstance(value, int) else 0
+
+
 @dataclass
 class Turn:
     event: Event
     channel: str
     text: str
     session: Session
+    # created_at of the newest event this turn has read or written (see Bridge.post)
+    floor: int = 0
 
     @property
     def author(self) -> str:
@@ -109,7 +116,7 @@ class Bridge:
             waiter.set_result(event)  # an answer to a question this agent asked mid-turn
             return
         text = str(event.get("content", ""))
-        turn = Turn(event, channel, text, self.sessions[channel])
+        turn = Turn(event, channel, text, self.sessions[channel], _created_at(event))
         self.turns.append(asyncio.create_task(on_turn(turn)))
 
     # -- model accounting ----------------------------------------------------------------------
@@ -130,8 +137,16 @@ class Bridge:
             tags.extend(self._thread_tags(turn.event))
         for pubkey in dict.fromkeys(mentions or []):
             tags.append(["p", pubkey])
+        # A model takes seconds; the stand-in takes milliseconds. Publishing in the same second
+        # as the message being answered would tie on created_at, and a tie sorts by event id,
+        # so the answer could land *before* the task in a transcript. Wait out the second.
+        delay = turn.floor + 1 - time.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
         turn.session.write(content)
-        return await self.relay.send(KIND_MESSAGE, content, tags)
+        event = await self.relay.send(KIND_MESSAGE, content, tags)
+        turn.floor = max(turn.floor, _created_at(event))
+        return event
 
     @staticmethod
     def _thread_tags(parent: Event) -> Tags:
@@ -154,6 +169,7 @@ class Bridge:
         finally:
             self._waiters.pop(pubkey, None)
         self.read(turn, str(answer.get("content", "")))
+        turn.floor = max(turn.floor, _created_at(answer))
         return answer
 
     async def create_channel(self, turn: Turn, name: str, ttl: int | None) -> str:
@@ -172,22 +188,32 @@ class Bridge:
         await self.relay.send(KIND_ADD_MEMBER, "", tags)
 
     async def directory(self, turn: Turn) -> dict[str, str]:
-        """name → pubkey from kind-0 profiles (latest per author), read into the context."""
+        """name → pubkey from kind-0 profiles (latest per author), read into the context.
+
+        Display names are not unique on a shared relay (another owner's directory may reuse
+        them), so a name claimed by several identities resolves to the one attested by the
+        same NIP-OA owner as this agent, then to the most recently published profile."""
         latest: dict[str, Event] = {}
         for event in await self.relay.query([{"kinds": [KIND_PROFILE], "limit": 5000}]):
             author = str(event.get("pubkey", ""))
             if author not in latest or event.get("created_at", 0) >= latest[author].get("created_at", 0):
                 latest[author] = event
-        names: dict[str, str] = {}
+        my_owner = self.config.auth_tag[1] if self.config.auth_tag else None
+        ranked: dict[str, tuple[tuple[bool, int], str]] = {}
         for author, event in latest.items():
             try:
                 profile = json.loads(event.get("content") or "{}")
             except ValueError:
                 continue
-            if isinstance(profile, dict):
-                for key in ("name", "display_name"):
-                    if isinstance(profile.get(key), str) and profile[key]:
-                        names.setdefault(profile[key], author)
+            if not isinstance(profile, dict):
+                continue
+            same_owner = my_owner is not None and my_owner in tag_values(event, "auth")
+            rank = (same_owner, _created_at(event))
+            for key in ("name", "display_name"):
+                name = profile.get(key)
+                if isinstance(name, str) and name and (name not in ranked or rank > ranked[name][0]):
+                    ranked[name] = (rank, author)
+        names = {name: author for name, (_, author) in ranked.items()}
         self.read(turn, json.dumps(sorted(names)))
         return names
 

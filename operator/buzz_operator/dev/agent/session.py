@@ -74,12 +74,14 @@ class RelaySession:
             raise RelayError(f"AUTH refused: {message}")
 
     async def close(self) -> None:
-        if self._ws is not None:
-            await self._ws.close()
+        # The reader goes first: the closing handshake reads the peer's close frame itself,
+        # and a stream allows only one reader at a time.
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
+        if self._ws is not None:
+            await self._ws.close()
 
     def sign(self, kind: int, content: str, tags: Tags) -> Event:
         return sign_event(self.keys, kind, content, tags, auth_tag=self.auth_tag)

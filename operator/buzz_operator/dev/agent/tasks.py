@@ -178,7 +178,9 @@ def _hello_file(text: str) -> HelloFile | None:
     name = re.search(r"\b(hello\.txt)\b", text)
     if name is None:
         return None
-    quoted = re.search(r"[\"“]([^\"”]+)[\"”]", text)
+    # the wanted content: quoted or in backticks after "content is (exactly)", "containing", "write"
+    quoted = re.search(r"(?:content(?:\s+is)?(?:\s+exactly)?|containing|write)\s*:?\s*[`\"“']([^`\"”']+)[`\"”']",
+                       text, re.IGNORECASE)
     return HelloFile(name.group(1), quoted.group(1) if quoted else "Hello, world!")
 
 

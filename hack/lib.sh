@@ -37,3 +37,13 @@ port_free() {
     die "port $1 (needed by $2) is already in use${who:+ by $who}; stop it or set the matching BUZZ_*_PORT variable"
   fi
 }
+CTRD_ROOT=$CACHE/containerd      # image store kept across cluster-down, so images are imported once
+CTRD_SOCK=$RUN/containerd/state/containerd.sock
+COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy"
+export KUBECONFIG=${KUBECONFIG_OVERRIDE:-$KUBECONFIG_PATH}
+
+# host_ip: the address pods use to reach the host (apiserver endpoint, host services)
+host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -1; }
+pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
+kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+SYSCTLS="net/ipv4/ip_forward net/bridge/bridge-nf-call-iptables"   # set by cluster-up, restored by cluster-down

@@ -8,7 +8,7 @@ of that env (hosts, proxies) and the keys themselves never enter a redacted outp
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Self
@@ -109,14 +109,24 @@ def redact_endpoints(cfg: Mapping[str, EndpointLaunchConfig]) -> dict[str, Any]:
     }
 
 
-def resolve_api_keys(cfg: Mapping[str, EndpointLaunchConfig], environ: Mapping[str, str]) -> dict[str, str]:
+def resolve_api_keys(
+    cfg: Mapping[str, EndpointLaunchConfig],
+    environ: Mapping[str, str],
+    *,
+    only: Iterable[str] | None = None,
+) -> dict[str, str]:
     """``{endpoint: API key}`` read from each endpoint's ``api_key_env`` (§2).
 
-    Every configured endpoint must resolve, as in the seed's provisioner config: a sweep
-    must not start and then discover a missing key at its first trial.
+    By default every configured endpoint must resolve, as in the seed's provisioner config:
+    a sweep must not start and then discover a missing key at its first trial. ``only``
+    narrows that to the endpoints a condition uses, for a config shared by many conditions.
     """
+    wanted = sorted(cfg) if only is None else sorted(set(only))
     keys: dict[str, str] = {}
-    for name, endpoint in sorted(cfg.items()):
+    for name in wanted:
+        if name not in cfg:
+            raise ConditionError(f"no launch config for endpoint {name!r} in the endpoint config", field=name)
+        endpoint = cfg[name]
         value = environ.get(endpoint.api_key_env)
         if not value:
             raise ConditionError(

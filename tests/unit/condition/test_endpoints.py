@@ -189,3 +189,13 @@ def test_placeholders_found() -> None:
         "local/placeholder-worker",
     ]
     assert find_placeholder_endpoints(EndpointConfig.load(LIVE)) == []
+
+
+def test_resolve_only_the_endpoints_a_condition_uses() -> None:
+    config = EndpointConfig.load(LIVE)
+    environ = {"OPENAI_COMPAT_API_KEY": "sk-one"}
+    assert resolve_api_keys(config, environ, only=["openai/luna", "openai/luna"]) == {"openai/luna": "sk-one"}
+    with pytest.raises(ConditionError, match="OPENROUTER_API_KEY"):
+        resolve_api_keys(config, environ)
+    with pytest.raises(ConditionError, match="no launch config for endpoint 'x/y'"):
+        resolve_api_keys(config, environ, only=["x/y"])

@@ -1,0 +1,118 @@
+"""Lazy admission: three concurrency layers, suspend and budget, and why the rest waits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from buzz_operator.sweep.admission import AdmissionDecision, admit
+from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.summary import TrialState, TrialSummary
+
+HASH = "cd" * 32
+PLANNED = plan_trials("demo", "uid", HASH, [f"task-{n}" for n in range(6)], 1)
+
+
+def _active(
+    count: int, *, sweep: str = "demo", endpoints: tuple[str, ...] = ("m1",), state=TrialState.RUNNING
+):
+    return [
+        TrialSummary(
+            name=f"{sweep}-{n}", sweep=sweep, task=f"x{n}", attempt=1, state=state, endpoints=endpoints
+        )
+        for n in range(count)
+    ]
+
+
+def _admit(active: Sequence[TrialSummary] = (), **overrides: Any) -> AdmissionDecision:
+    arguments = {
+        "parallelism": 4,
+        "endpoint_caps": {},
+        "operator_cap": None,
+        "cost_so_far": 0.0,
+        "max_cost": None,
+        "suspended": False,
+        "endpoints": ("m1",),
+    }
+    arguments.update(overrides)
+    return admit(PLANNED, list(active), **arguments)
+
+
+def test_parallelism_bounds_this_sweep() -> None:
+    decision = _admit(_active(1))
+    assert [t.name for t in decision.admit] == [t.name for t in PLANNED[:3]]
+    assert decision.waiting_reason == "ParallelismLimit"
+    assert (
+        decision.waiting_message == "3 trials waiting: 4/4 of this sweep's trials active (spec.parallelism)"
+    )
+
+
+def test_everything_fits() -> None:
+    decision = _admit(parallelism=10)
+    assert len(decision.admit) == 6
+    assert (decision.waiting_reason, decision.waiting_message) == (None, "")
+
+
+def test_pending_trials_hold_slots_but_terminal_ones_do_not() -> None:
+    busy = _active(2, state=TrialState.PENDING) + _active(5, sweep="demo", state=TrialState.SUCCEEDED)
+    assert len(_admit(busy).admit) == 2
+
+
+def test_other_sweeps_do_not_count_against_parallelism() -> None:
+    assert len(_admit(_active(10, sweep="other")).admit) == 4
+
+
+def test_endpoint_cap_is_shared_across_sweeps() -> None:
+    decision = _admit(_active(2, sweep="other"), endpoint_caps={"m1": 3, "unused": 1})
+    assert len(decision.admit) == 1
+    assert decision.waiting_reason == "EndpointLimit"
+    assert decision.waiting_message == "5 trials waiting: endpoint m1: 3/3 trials active"
+
+
+def test_endpoint_caps_ignore_trials_on_other_endpoints() -> None:
+    decision = _admit(_active(5, sweep="other", endpoints=("m2",)), endpoint_caps={"m1": 2})
+    assert len(decision.admit) == 2
+
+
+def test_operator_cap_counts_every_sweep() -> None:
+    decision = _admit(_active(4, sweep="other", endpoints=()), operator_cap=5)
+    assert len(decision.admit) == 1
+    assert decision.waiting_reason == "OperatorLimit"
+    assert decision.waiting_message == "5 trials waiting: 5/5 trials active across the operator"
+
+
+def test_nothing_starts_while_suspended() -> None:
+    decision = _admit(suspended=True, cost_so_far=100.0, max_cost=1.0)
+    assert decision.admit == []
+    assert (decision.waiting_reason, decision.waiting_message) == (
+        "Suspended",
+        "6 trials waiting: spec.suspend is true",
+    )
+
+
+def test_nothing_starts_once_the_budget_is_spent() -> None:
+    decision = _admit(cost_so_far=10.0, max_cost=10.0)
+    assert decision.admit == []
+    assert decision.waiting_reason == "BudgetExhausted"
+    assert (
+        decision.waiting_message == "6 trials not started: spend $10.00 reached spec.budget.maxCostUSD $10.00"
+    )
+    assert len(_admit(cost_so_far=9.99, max_cost=10.0).admit) == 4
+
+
+def test_nothing_planned_nothing_waits() -> None:
+    decision = admit(
+        [],
+        [],
+        parallelism=1,
+        endpoint_caps={},
+        operator_cap=None,
+        cost_so_far=0,
+        max_cost=None,
+        suspended=True,
+    )
+    assert (decision.admit, decision.waiting_reason) == ([], None)
+
+
+def test_admission_follows_plan_order() -> None:
+    assert _admit(parallelism=2).admit == PLANNED[:2]

@@ -1,0 +1,106 @@
+"""Counts, mean reward over scored trials, pass@k (checked against brute-force enumeration), cost."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+from buzz_operator.sweep.rollup import k_values, pass_at_k, rollup
+from buzz_operator.sweep.summary import TrialState, TrialSummary
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+def _trial(
+    task: str,
+    attempt: int,
+    state: TrialState,
+    reward: float | None = None,
+    *,
+    scored: bool | None = None,
+    cost: tuple[float, float] = (0.0, 0.0),
+) -> TrialSummary:
+    return TrialSummary(
+        name=f"{task}-{attempt}",
+        sweep="s",
+        task=task,
+        attempt=attempt,
+        state=state,
+        reward=reward,
+        scored=state is TrialState.SUCCEEDED if scored is None else scored,
+        cost_floor=cost[0],
+        cost_ceiling=cost[1],
+    )
+
+
+def test_pass_at_k_known_values() -> None:
+    assert pass_at_k(2, 1, 1) == 0.5
+    assert pass_at_k(2, 1, 2) == 1.0
+    assert pass_at_k(5, 0, 3) == 0.0
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    assert pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
+def test_pass_at_k_refuses_impossible_counts(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        pass_at_k(n, c, k)
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=9), st.data())
+def test_pass_at_k_equals_the_subset_average(outcomes: list[bool], data: st.DataObject) -> None:
+    # The estimator is the chance that a random k-subset of the n attempts holds a pass.
+    n = len(outcomes)
+    k = data.draw(st.integers(1, n))
+    subsets = list(combinations(outcomes, k))
+    expected = sum(1 for subset in subsets if any(subset)) / len(subsets)
+    assert pass_at_k(n, sum(outcomes), k) == pytest.approx(expected)
+
+
+def test_k_values_are_powers_of_two_and_attempts() -> None:
+    assert k_values(1) == [1]
+    assert k_values(2) == [1, 2]
+    assert k_values(5) == [1, 2, 4, 5]
+    assert k_values(8) == [1, 2, 4, 8]
+
+
+def test_rollup_golden() -> None:
+    trials = [
+        _trial("a", 1, TrialState.SUCCEEDED, 1.0, cost=(0.1, 0.2)),
+        _trial("a", 2, TrialState.SUCCEEDED, 0.0, cost=(0.1, 0.1)),
+        _trial("b", 1, TrialState.FAILED, None, scored=True, cost=(0.3, 0.3)),  # outcome failure → 0
+        _trial("b", 2, TrialState.BROKEN, 1.0, scored=False, cost=(0.2, 0.4)),  # excluded
+        _trial("c", 1, TrialState.RUNNING),
+        _trial("c", 2, TrialState.PENDING),
+    ]
+    result = rollup(trials, 2, planned=8)
+    assert (result.pending, result.running, result.succeeded, result.failed, result.broken, result.total) == (
+        3,
+        1,
+        2,
+        1,
+        1,
+        8,
+    )
+    assert (result.not_created, result.active, result.scored) == (2, 2, 3)
+    assert result.mean_reward == pytest.approx(1 / 3)
+    # a: n=2, c=1; b: n=1, c=0 (the broken attempt does not count).
+    assert result.pass_at_k == {"1": pytest.approx((0.5 + 0.0) / 2), "2": 1.0}
+    assert (result.cost_floor, result.cost_ceiling) == (pytest.approx(0.7), pytest.approx(1.0))
+    assert not result.finished
+
+
+def test_infra_failures_are_counted_but_not_scored() -> None:
+    result = rollup([_trial("a", 1, TrialState.FAILED, None, scored=False)], 1, planned=1)
+    assert (result.failed, result.scored, result.mean_reward, result.pass_at_k) == (1, 0, None, {})
+    assert result.finished
+
+
+def test_partial_rewards_count_toward_the_mean_not_pass() -> None:
+    result = rollup([_trial("a", 1, TrialState.SUCCEEDED, 0.75)], 1)
+    assert (result.mean_reward, result.pass_at_k) == (0.75, {"1": 0.0})
+
+
+def test_empty_sweep_is_not_finished() -> None:
+    result = rollup([], 3, planned=0)
+    assert (result.total, result.finished, result.mean_reward) == (0, False, None)

@@ -39,6 +39,7 @@ __all__ = [
     "event_auth_tag",
     "event_id",
     "event_is_attested",
+    "event_shape_error",
     "parse_conditions",
     "serialize_event",
     "sign_event",

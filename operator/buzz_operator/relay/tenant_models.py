@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from buzz_operator.relay.hosts import relay_url_authority
 from buzz_operator.relay.nostr import encode_nsec
@@ -162,10 +162,14 @@ class TenantHandle:
         return cls.from_dict(json.loads(text))
 
 
-@dataclass(frozen=True, repr=False)
-class SeatSecret:
+class SeatSecret(NamedTuple):
+    """`(secret_hex, auth_tag)`; unpacks like the contract's tuple, prints without the secret."""
+
     secret_hex: str
     auth_tag: str
+
+    def __repr__(self) -> str:
+        return "SeatSecret(<redacted>)"
 
 
 @dataclass(frozen=True, repr=False)

@@ -284,3 +284,12 @@ async def test_membership_archive_and_delete_rules(relay) -> None:
         assert (await owner.publish(owner.sign(9008, "", [["h", cid]])))[0]
         ok, msg = await owner.publish(owner.sign(9, "gone", [["h", cid]]))
         assert not ok and "does not exist" in msg
+
+
+async def test_tag_conditions_bind_published_events_not_auth(relay) -> None:
+    kp = Keypair.generate()
+    tag = compute_auth_tag(relay.owner.secret_hex, kp.pubkey_hex, "kind=0")
+    async with _client(relay, kp, tag) as client:  # AUTH is kind 22242, yet admitted
+        assert (await client.publish(client.sign(0, json.dumps({"name": "profile-only"}))))[0]
+        ok, msg = await client.publish(client.sign(9007, "", [["h", str(uuid.uuid4())], ["name", "x"]]))
+        assert not ok and msg.startswith("restricted:")

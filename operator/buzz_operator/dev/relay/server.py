@@ -27,7 +27,14 @@ from buzz_operator.dev.relay import channels, store
 from buzz_operator.dev.relay.config import RelayConfig
 from buzz_operator.dev.relay.filters import Filter, FilterError, parse_filter
 from buzz_operator.relay.hosts import normalize_host, relay_url_authority
-from buzz_operator.relay.nostr import KIND_AUTH, event_is_attested, event_shape_error, verify_event
+from buzz_operator.relay.nostr import (
+    KIND_AUTH,
+    event_auth_tag,
+    event_is_attested,
+    event_shape_error,
+    verify_auth_tag,
+    verify_event,
+)
 
 log = logging.getLogger("buzz_operator.dev.relay")
 
@@ -161,13 +168,20 @@ class Relay:
             return "invalid: relay tag does not name this relay"
         if abs(time.time() - event["created_at"]) > AUTH_WINDOW_S:
             return "invalid: AUTH event is stale"
-        if not self._admitted(event):
+        if not self._admitted(event, for_auth=True):
             return "restricted: pubkey is not attested by the relay owner"
         return None
 
-    def _admitted(self, event: dict[str, Any]) -> bool:
-        """The owner itself, or an identity carrying a valid NIP-OA tag from the owner (§9.2)."""
-        return event["pubkey"] == self.config.owner_pubkey or event_is_attested(event, self.config.owner_pubkey)
+    def _admitted(self, event: dict[str, Any], *, for_auth: bool = False) -> bool:
+        """The owner itself, or an identity carrying a valid NIP-OA tag from the owner (§9.2).
+        Tag conditions (`kind=…`, `created_at…`) restrict what the identity may publish, so
+        they are evaluated against each published event, not against the AUTH event."""
+        if event["pubkey"] == self.config.owner_pubkey:
+            return True
+        if for_auth:
+            tag = event_auth_tag(event)
+            return tag is not None and verify_auth_tag(tag, event["pubkey"], self.config.owner_pubkey)
+        return event_is_attested(event, self.config.owner_pubkey)
 
     async def on_event(self, session: Session, event: Any, size: int) -> None:
         eid = event.get("id", "") if isinstance(event, dict) else ""

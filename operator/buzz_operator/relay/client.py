@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from buzz_operator.relay.nostr import Keypair, auth_event, sign_event
 from buzz_operator.relay.retry import MAX_ATTEMPTS, is_retryable, retry_delay
@@ -119,10 +119,13 @@ class RelayClient:
         await self.close()
 
     async def connect(self) -> None:
+        self._closing = False  # a closed client may be opened again
+        await self._connect()
+
+    async def _connect(self) -> None:
         async with self._connect_lock:
             if self._connected.is_set():
                 return
-            self._closing = False  # a closed client may be opened again
             self._ws = await self._open_authenticated()
             self._connected.set()
             self._reader = asyncio.create_task(self._read_loop(self._ws))
@@ -163,6 +166,8 @@ class RelayClient:
                 first = json.loads(await asyncio.wait_for(ws.recv(), self.timeout))
             except TimeoutError:
                 return ws
+            except ValueError as exc:
+                raise RelayError("relay sent a non-JSON first frame") from exc
             if not (isinstance(first, list) and len(first) >= 2 and first[0] == "AUTH"):
                 raise RelayError(f"expected an AUTH challenge first, got {str(first)[:200]}")
             event = auth_event(self.keypair, self.relay_url, str(first[1]), self.auth_tag)
@@ -198,10 +203,11 @@ class RelayClient:
             await asyncio.sleep(delay)
             attempt += 1
             try:
-                await self.connect()
+                await self._connect()
                 log.info("relay reconnected after %d attempt(s)", attempt)
                 return
-            except (OSError, RelayError, TimeoutError, ConnectionClosed) as exc:
+            except (OSError, RelayError, TimeoutError, ConnectionClosed, InvalidHandshake) as exc:
+                # e.g. a restarting relay refusing the upgrade (503/404) or AUTH: keep trying
                 log.warning("relay reconnect attempt %d failed: %s", attempt, exc)
 
     def _fail_pending(self, exc: BaseException) -> None:
@@ -245,7 +251,7 @@ class RelayClient:
             if self._closing:
                 raise RelayError("client closed")
             if self._ws is None:  # used without `async with`: connect on first use
-                await self.connect()
+                await self._connect()
             else:  # a reconnect is under way
                 await asyncio.wait_for(self._connected.wait(), self.timeout * 3)
         assert self._ws is not None
@@ -310,7 +316,7 @@ class RelayClient:
 
     async def _subscribe(self, filters: list[dict[str, Any]]) -> Subscription:
         if self._ws is None and not self._closing:
-            await self.connect()  # before registering, so connect() does not send this REQ too
+            await self._connect()  # before registering, so connect() does not send this REQ too
         sub = Subscription(self, f"s{next(self._ids)}", filters)
         self._subs[sub.sub_id] = sub
         await self._send(["REQ", sub.sub_id, *filters])

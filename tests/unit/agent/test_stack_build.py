@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -67,3 +69,38 @@ def _imports(path: Path) -> set[str]:
 def test_stdlib_only(path: Path) -> None:
     outside = {name for name in _imports(path) if name not in sys.stdlib_module_names and name != "__future__"}
     assert not outside, f"{path.name} imports non-stdlib {sorted(outside)}"
+
+
+def _oldest_python() -> str:
+    """The oldest interpreter at hand, since task images may ship python3 as old as 3.9:
+    BUZZ_OLDEST_PYTHON, else python3.9 on PATH or under pyenv, else this interpreter."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = [os.environ.get("BUZZ_OLDEST_PYTHON"), *(str(p) for p in sorted(pyenv.glob("3.9*/bin/python3")))]
+    found.append(shutil.which("python3.9"))
+    # pyenv shims need pyenv's own environment, which the isolated run below does not have
+    return next((p for p in found if p and Path(p).exists() and "/shims/" not in p), sys.executable)
+
+
+SELF_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from buzz_standin import acp, cli, about, policies
+from buzz_standin.nostr import Keys, sign_event, verify_event
+from buzz_standin.tasks import recognise
+from buzz_standin.tracing import EnvFilter
+import relay_forwarder
+keys = Keys.from_text("01" * 32)
+event = sign_event(keys, 9, "hi", [["h", "c"]], auth_tag=["auth", "aa" * 32, "", "bb" * 64])
+assert verify_event(event)
+assert EnvFilter("acp::usage=debug").enabled("acp::usage", "debug")
+assert recognise("Create a file at `/app/hello.txt` whose content is exactly `Hello, world!`.") is not None
+print(sys.version_info[:2], sorted(policies.POLICIES))
+"""
+
+
+def test_stack_runs_on_the_oldest_python(stack: Path) -> None:
+    python = _oldest_python()
+    result = subprocess.run([python, "-I", "-c", SELF_CHECK, str(stack / "bin" / "buzz-acp")],
+                            capture_output=True, text=True, timeout=60, env={})
+    assert result.returncode == 0, f"{python}: {result.stderr}"
+    assert "oracle" in result.stdout

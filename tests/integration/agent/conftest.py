@@ -227,8 +227,13 @@ async def _grade(task_name: str, directory: Path, evidence_path: Path, skill: Pa
     return {"reward": float((verifier / "reward.txt").read_text().strip())}
 
 
+# called once every seat is subscribed, before the task is posted: (user client, handle, secrets)
+BeforeTask = Callable[[RelayClient, TenantHandle, TenantSecrets], Awaitable[None]]
+
+
 async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: str, task_name: str,
-                    done_budget_s: float = 30.0, extra_env: dict[str, str] | None = None) -> TrialOutcome:
+                    done_budget_s: float = 30.0, extra_env: dict[str, str] | None = None,
+                    before_task: BeforeTask | None = None, settle_s: float = USAGE_SETTLE_S) -> TrialOutcome:
     task = load_task(TASKS / task_name)
     manifest = manifest_for(policy)
     endpoint = EndpointConfig.load({f"standin/{policy}": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}})
@@ -276,6 +281,8 @@ async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: s
         user = RelayClient(stage.target.dial_url, Keypair.from_secret(tenant_secrets.user_secret_hex),
                            tenant_secrets.user_auth_tag, host=stage.target.authority)
         async with user:
+            if before_task is not None:
+                await before_task(user, handle, tenant_secrets)
             since = int(time.time()) - 1
             waiter = asyncio.create_task(wait_for_done(user, handle.channel_id, orchestrator.pubkey, since))
             task_event_id = await post_task(user, handle.channel_id, orchestrator.seat_id, orchestrator.pubkey,
@@ -285,7 +292,7 @@ async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: s
             except TimeoutError:
                 completion = None
     finally:
-        await settle_usage(processes)
+        await settle_usage(processes, settle_s)
         await stop_seats(processes)
 
     evidence = await export_evidence(

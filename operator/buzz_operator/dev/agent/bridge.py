@@ -19,7 +19,7 @@ from .config import AcpConfig
 from .nostr import Event, Tags, tag_values
 from .prompt import Team, parse_team
 from .session import RelayError, RelaySession
-from .tracing import Logger
+from .tracing import EnvFilter, Logger
 from .usage import Session
 
 KIND_PROFILE = 0
@@ -28,6 +28,7 @@ KIND_ADD_MEMBER = 9000
 KIND_CREATE_CHANNEL = 9007
 TARGET = "buzz_acp"
 CONNECT_ATTEMPTS = 30
+AGENT_LOG_DEFAULT = "buzz_agent=info"
 
 
 def _created_at(event: Event) -> int:
@@ -53,6 +54,11 @@ class Bridge:
     def __init__(self, config: AcpConfig, log: Logger) -> None:
         self.config = config
         self.log = log
+        # The real buzz-agent is its own process with its own logging defaults, and its handoff
+        # lines reach the seat's log under the runtime's default RUST_LOG (the ledger parses
+        # them from real trials, §5.5). RUST_LOG comes first so an explicit buzz_agent directive
+        # still wins over the default.
+        self.agent_log = Logger(EnvFilter(f"{config.rust_log or ''},{AGENT_LOG_DEFAULT}"), log.stream)
         self.team: Team = parse_team(config.system_prompt)
         self.pubkey = config.keys.pubkey
         self.relay = RelaySession(config.relay_url, config.keys, config.auth_tag)
@@ -124,7 +130,7 @@ class Bridge:
         """One model call over `text`; may hand off first (logged like buzz-agent)."""
         handoff = turn.session.read(text)
         if handoff is not None:
-            self.log.info("buzz_agent::handoff", handoff.line())
+            self.agent_log.info("buzz_agent::handoff", handoff.line())
 
     def report_usage(self, session: Session) -> None:
         self.log.debug("acp::usage", session.line())

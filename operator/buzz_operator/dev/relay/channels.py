@@ -108,8 +108,12 @@ async def _role_of(conn: asyncpg.Connection, channel_id: str, pubkey: str) -> st
 async def _store_channel_event(conn: asyncpg.Connection, event: dict[str, Any], channel_id: str) -> bool:
     stored = await store.insert_event(conn, event, channel_id)
     if stored:
+        # TTLs are whole seconds: touching the row at most once a second keeps a busy channel's
+        # concurrent messages from queueing on its row lock
         await conn.execute(
-            "UPDATE relay.channels SET last_activity_at = now() WHERE id = $1", channel_id
+            "UPDATE relay.channels SET last_activity_at = now() "
+            "WHERE id = $1 AND last_activity_at < now() - interval '1 second'",
+            channel_id,
         )
     return stored
 

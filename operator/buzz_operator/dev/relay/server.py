@@ -41,6 +41,7 @@ log = logging.getLogger("buzz_operator.dev.relay")
 AUTH_WINDOW_S = 600  # NIP-42: AUTH events must be recent
 FUTURE_SKEW_S = 900
 MAX_SUBS_PER_CONNECTION = 64
+SEND_TIMEOUT_S = 10.0
 _FRAME_LIMIT = 4 * 1024 * 1024  # frames above this are dropped by websockets itself
 
 
@@ -99,8 +100,15 @@ class Relay:
                 task.cancel()
 
     async def send(self, session: Session, frame: list[Any]) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            await session.ws.send(json.dumps(frame))
+        try:
+            async with asyncio.timeout(SEND_TIMEOUT_S):
+                await session.ws.send(json.dumps(frame))
+        except ConnectionClosed:
+            pass
+        except TimeoutError:
+            # a reader that stopped reading must not stall live delivery to everyone else
+            log.warning("dropping a slow consumer", extra={"fields": {"pubkey": session.pubkey}})
+            session.ws.transport.abort()
 
     async def on_message(self, session: Session, raw: str | bytes) -> None:
         try:

@@ -43,13 +43,27 @@ class SpecModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def _without_empty_strings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_empty_strings(item) for key, item in value.items() if item != ""}
+    if isinstance(value, list):
+        return [_without_empty_strings(item) for item in value]
+    return value
+
+
 class StatusModel(BaseModel):
     """Operator-written output: reading it back must survive fields a newer operator added."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     def to_api(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """Status as written to the API server: unset and empty-string fields left out.
+
+        Empty strings are left out because the local stack's kube-apiserver (1.20.2 built from
+        Debian's source package) rejects "" in a CR's string field as "null" ("must be of type
+        string"); every such field defaults to "" when read back, so nothing is lost.
+        """
+        return _without_empty_strings(self.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 class LocalObjectRef(SpecModel):

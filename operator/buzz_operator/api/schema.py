@@ -1,7 +1,7 @@
 """Turning a pydantic JSON Schema into a Kubernetes structural schema (OpenAPI v3.0 subset).
 
 apiextensions.k8s.io/v1 only accepts *structural* schemas: every node says its type, there
-are no $refs, nullability is a flag rather than a union with null, and `oneOf`/`anyOf`
+are no $refs, no unions with null (optional fields are simply not required), and `oneOf`/`anyOf`
 may only constrain (here: `required`), never describe structure. pydantic emits JSON Schema
 2020-12, so this module rewrites one into the other and refuses shapes it cannot express
 rather than emitting a schema the API server would reject at install time.
@@ -28,7 +28,6 @@ _PASS_THROUGH = {
     "maxItems",
     "pattern",
     "required",
-    "nullable",
     "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-list-type",
     "x-kubernetes-list-map-keys",
@@ -60,13 +59,20 @@ def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_null(node: dict[str, Any], defs: dict[str, Any], where: str) -> dict[str, Any]:
-    """`anyOf: [X, {type: null}]` → X with `nullable: true`; the outer description wins."""
+    """`anyOf: [X, {type: null}]` → X, optional (not in `required`); the outer description wins.
+
+    Not `nullable: true`: the API server publishes nullable fields without a type in its
+    OpenAPI v2 document, so `kubectl explain` shows them as `<>` and kubectl's client-side
+    validation cannot check them. Optional is all these fields mean — the operator never
+    stores null (models dump with exclude_none), and since 1.20 the API server drops a null
+    a user writes into a non-nullable field before validation, which reads back as unset.
+    """
     branches = node["anyOf"]
     kept = [branch for branch in branches if branch.get("type") != "null"]
     if len(kept) != 1 or len(branches) != 2:
         raise SchemaError(f"{where}: anyOf other than 'X or null' has no structural form")
     outer = {k: v for k, v in node.items() if k != "anyOf"}
-    return {**_resolve(kept[0], defs), **outer, "nullable": True}
+    return {**_resolve(kept[0], defs), **outer}
 
 
 def _constraint_branches(branches: list[Any], where: str) -> list[dict[str, Any]]:
@@ -110,8 +116,10 @@ def _convert(node: dict[str, Any], defs: dict[str, Any], where: str) -> dict[str
             out[key] = value
         else:
             raise SchemaError(f"{where}: JSON Schema keyword {key!r} has no structural form")
-    if "default" in out and out["default"] is None:
-        # A null default only restates "optional"; the API server has nothing to apply.
+    if "default" in out and out["default"] in (None, ""):
+        # A null default only restates "optional". An empty-string default is read back as
+        # null by kube-apiserver 1.20, which then rejects the CRD ("must be of type string");
+        # leaving it out changes nothing, as an absent string reads as "" in the models.
         del out["default"]
     if "type" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
         raise SchemaError(f"{where}: every structural schema node needs a type")

@@ -40,6 +40,7 @@ def test_every_node_is_structural(kind: str, root: dict[str, Any]) -> None:
         assert "allOf" not in node and "anyOf" not in node and "not" not in node, where
         assert "const" not in node, where
         assert node.get("additionalProperties") is not False, where
+        assert "nullable" not in node, where  # published untyped; `kubectl explain` shows <>
         assert "type" in node or node.get("x-kubernetes-preserve-unknown-fields") is True, where
         if "properties" in node:
             assert "additionalProperties" not in node, where
@@ -85,7 +86,7 @@ def test_sweep_spec_schema_carries_defaults_bounds_and_one_of() -> None:
     ]
     inline = props["condition"]["properties"]["inline"]
     assert inline["x-kubernetes-preserve-unknown-fields"] is True
-    assert inline["nullable"] is True
+    assert "nullable" not in inline  # optional, not nullable: see schema._without_null
     assert "default" not in inline
     assert props["budget"]["properties"]["maxCostUSD"]["exclusiveMinimum"] is True
 
@@ -114,7 +115,7 @@ def test_trial_status_schema_shapes() -> None:
     }
     assert props["attempts"]["maxItems"] == 21
     assert props["outcome"]["enum"] == ["ok", "timeout", "launch", "error", "broken"]
-    assert props["outcome"]["nullable"] is True
+    assert props["outcome"]["type"] == "string" and "outcome" not in status.get("required", [])
     assert props["phaseTimes"]["properties"]["running"]["format"] == "date-time"
     assert set(props) >= {"costUSD", "bundleURL", "trialId", "tenantSecret", "taskEventId"}
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from dataclasses import replace
 
 import asyncpg
 import pytest
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.nostr import Keypair, verify_auth_tag
-from buzz_operator.relay.tenant import _plan, _provision_on_relay, provision, teardown
+from buzz_operator.relay.tenant import _plan, _provision_on_relay, healthcheck, provision, teardown
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 
 
@@ -134,3 +136,15 @@ async def test_provisioning_after_a_crash_reuses_the_channel_it_made(target, mak
     assert handle.channel_id == planned.channel_id
     assert len(await _channels(relay.dsn)) == before
     assert again.secret_strings() == secrets.secret_strings()
+
+
+async def test_healthcheck_reports_relay_and_postgres_failures(target, relay) -> None:
+    await healthcheck(target)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed_port = sock.getsockname()[1]  # nothing listens once the socket is closed
+    with pytest.raises(ProvisioningError, match="relay readiness unreachable"):
+        await healthcheck(replace(target, connect_url=f"ws://127.0.0.1:{closed_port}"))
+    missing_db = relay.dsn.rsplit("/", 1)[0] + "/no_such_database_here"
+    with pytest.raises(ProvisioningError, match="postgres healthcheck failed"):
+        await healthcheck(replace(target, pg_dsn=missing_db))

@@ -102,14 +102,14 @@ def _shuffled(value: Any, rng: random.Random) -> Any:
     return value
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(manifests(), st.integers())
 def test_key_order_never_changes_the_hash(data: dict[str, Any], seed: int) -> None:
     shuffled = _shuffled(copy.deepcopy(data), random.Random(seed))
     assert ExperimentManifest.load(shuffled).sha256 == ExperimentManifest.load(data).sha256
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(manifests())
 def test_absent_empty_and_spelled_out_defaults_hash_the_same(data: dict[str, Any]) -> None:
     expected = ExperimentManifest.load(data).sha256
@@ -181,7 +181,7 @@ def _mutations(data: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(manifests(), st.data())
 def test_any_field_change_changes_the_hash(data: dict[str, Any], chooser: st.DataObject) -> None:
     description, mutate = chooser.draw(st.sampled_from(_mutations(data)), label="mutation")
@@ -190,7 +190,7 @@ def test_any_field_change_changes_the_hash(data: dict[str, Any], chooser: st.Dat
     assert ExperimentManifest.load(changed).sha256 != ExperimentManifest.load(data).sha256, description
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(manifests())
 def test_round_trip_through_canonical_json_is_stable(data: dict[str, Any]) -> None:
     import json

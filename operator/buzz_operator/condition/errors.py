@@ -1,6 +1,6 @@
 """One error type for every way a condition can be wrong.
 
-Callers (the CLI, the sweep admission webhook, the trial corridor) show the error to a
+Callers (the CLI, sweep admission, the trial corridor) show the error to a
 person, so it always names *where* the problem is: the file it came from and the dotted
 field inside it (``roster.0.generation.temperature``), never a pydantic traceback.
 """

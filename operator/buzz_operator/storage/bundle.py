@@ -1,0 +1,72 @@
+"""Uploading trial bundles with result.json as the commit marker.
+
+A reader (the rollup, `buzzctl`, Harbor's viewer, a resumed operator) treats a trial as finished
+exactly when its result.json exists, so result.json is written only after every other file of the
+bundle is stored, and a committed bundle is never written again. An infra-failed attempt keeps its
+evidence under retries/<n>/ by the same rule, so a later attempt never overwrites it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from .errors import AlreadyCommitted, StorageError
+from .keys import join_key
+from .layout import RESULT, RETRIES_DIR, retry_prefix, trial_prefix, trial_result_key
+from .store import ObjectStore
+from .tree import local_files, upload_files
+
+
+async def is_committed(store: ObjectStore, sweep: str, trial: str) -> bool:
+    """Whether the trial's bundle is complete (its result.json is stored)."""
+    return await store.exists(trial_result_key(sweep, trial))
+
+
+async def upload_bundle(store: ObjectStore, sweep: str, trial: str, local_dir: Path | str) -> list[str]:
+    """Upload the trial directory `local_dir` (config.json, agent/buzz/…, verifier/…, result.json)
+    to the trial's prefix, result.json last and only if it is present locally. Returns the keys
+    written, result.json (if any) last. Raises AlreadyCommitted when the trial is committed; an
+    interrupted earlier upload (no result.json yet) is simply written over."""
+    prefix = trial_prefix(sweep, trial)
+    files = await asyncio.to_thread(local_files, local_dir)
+    if clash := [rel for rel, _ in files if rel.split("/", 1)[0] == RETRIES_DIR]:
+        raise StorageError(
+            f"local_dir {str(local_dir)!r} holds {clash[0]!r}: {RETRIES_DIR}/ keeps earlier attempts' "
+            "evidence and is written only by upload_attempt"
+        )
+    return await _upload_with_marker(store, prefix, files, f"trial {sweep}/{trial}")
+
+
+async def upload_attempt(
+    store: ObjectStore, sweep: str, trial: str, attempt: int, local_dir: Path | str
+) -> list[str]:
+    """Keep the evidence of infra-failed attempt `attempt` under <trial>/retries/<attempt>/, with
+    the same commit rule: its result.json (exception_info) last; a committed attempt is never
+    written again."""
+    prefix = retry_prefix(sweep, trial, attempt)
+    files = await asyncio.to_thread(local_files, local_dir)
+    return await _upload_with_marker(store, prefix, files, f"attempt {attempt} of trial {sweep}/{trial}")
+
+
+async def recorded_attempts(store: ObjectStore, sweep: str, trial: str) -> list[int]:
+    """The attempt numbers that have evidence under retries/, ascending."""
+    base = join_key(trial_prefix(sweep, trial), RETRIES_DIR)
+    numbers = {key[len(base) + 1 :].split("/", 1)[0] for key in await store.list(base)}
+    return sorted(int(n) for n in numbers if n.isdigit())
+
+
+async def _upload_with_marker(
+    store: ObjectStore, prefix: str, files: list[tuple[str, Path]], what: str
+) -> list[str]:
+    marker_key = join_key(prefix, RESULT)
+    if await store.exists(marker_key):
+        raise AlreadyCommitted(f"{what} is already committed ({marker_key} exists); its files are final")
+    body = [(rel, path) for rel, path in files if rel != RESULT]
+    marker = [path for rel, path in files if rel == RESULT]
+    # upload_files raises only after every started upload has finished, so the marker is never
+    # written while part of the body is missing or still in flight
+    keys = await upload_files(store.put_file, prefix, body)
+    if marker:
+        await store.put_file(marker_key, marker[0])
+        keys.append(marker_key)
+    return keys

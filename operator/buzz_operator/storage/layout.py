@@ -1,0 +1,71 @@
+"""Where a sweep's and a trial's files live in the store: the Harbor-compatible layout of
+ARCHITECTURE.md, relative to the store's own root (the `<prefix>` of the layout is the store URL).
+
+    <sweep>/config.json  lock.json  summary.json
+    <sweep>/<trial>/config.json  result.json          result.json last: the commit marker
+    <sweep>/<trial>/agent/buzz/<file>   <sweep>/<trial>/verifier/<file>
+    <sweep>/<trial>/retries/<n>/...                   evidence of infra-failed attempt n, kept
+
+Pure: names in, keys out. Sweep and trial names must each be one safe path segment."""
+
+from __future__ import annotations
+
+from .errors import InvalidKey
+from .keys import join_key, validate_key, validate_segment
+
+CONFIG = "config.json"
+LOCK = "lock.json"
+SUMMARY = "summary.json"
+RESULT = "result.json"
+AGENT_DIR = "agent/buzz"
+VERIFIER_DIR = "verifier"
+RETRIES_DIR = "retries"
+
+
+def sweep_prefix(sweep: str) -> str:
+    return validate_segment(sweep, field="sweep")
+
+
+def trial_prefix(sweep: str, trial: str) -> str:
+    return join_key(sweep_prefix(sweep), validate_segment(trial, field="trial"))
+
+
+def sweep_config_key(sweep: str) -> str:
+    return join_key(sweep_prefix(sweep), CONFIG)
+
+
+def sweep_lock_key(sweep: str) -> str:
+    return join_key(sweep_prefix(sweep), LOCK)
+
+
+def sweep_summary_key(sweep: str) -> str:
+    return join_key(sweep_prefix(sweep), SUMMARY)
+
+
+def trial_config_key(sweep: str, trial: str) -> str:
+    return join_key(trial_prefix(sweep, trial), CONFIG)
+
+
+def trial_result_key(sweep: str, trial: str) -> str:
+    """The trial's commit marker: present only once everything else of the bundle is stored."""
+    return join_key(trial_prefix(sweep, trial), RESULT)
+
+
+def agent_key(sweep: str, trial: str, file: str) -> str:
+    """agent/buzz/<file>; `file` may hold subdirectories but never climbs out."""
+    return join_key(trial_prefix(sweep, trial), AGENT_DIR, validate_key(file, field="agent file"))
+
+
+def verifier_key(sweep: str, trial: str, file: str) -> str:
+    return join_key(trial_prefix(sweep, trial), VERIFIER_DIR, validate_key(file, field="verifier file"))
+
+
+def retry_prefix(sweep: str, trial: str, attempt: int) -> str:
+    """retries/<attempt>/: where the evidence of infra-failed attempt number `attempt` (from 1) is kept."""
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        raise InvalidKey(f"attempt must be an integer >= 1, got {attempt!r}")
+    return join_key(trial_prefix(sweep, trial), RETRIES_DIR, str(attempt))
+
+
+def retry_key(sweep: str, trial: str, attempt: int, file: str) -> str:
+    return join_key(retry_prefix(sweep, trial, attempt), validate_key(file, field="retry file"))

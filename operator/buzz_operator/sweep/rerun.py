@@ -1,0 +1,22 @@
+"""Which finished trials `spec.rerun.reasons` asks to run again (Harbor's
+`jobs resume --filter-error-type`, Hawk #168/#169: re-run only what failed for a reason)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from buzz_operator.sweep.summary import TrialSummary
+
+
+def select_reruns(trials: Iterable[TrialSummary], reasons: Sequence[str]) -> list[TrialSummary]:
+    """Terminal trials whose outcome (ok, timeout, launch, error, broken) or CamelCase reason
+    (e.g. ImagePullFailed, VerifierBroken) is one of ``reasons``, in name order.
+
+    Running and pending trials are never selected: re-running means replacing a finished
+    record, and a trial still in its corridor has none yet.
+    """
+    wanted = set(reasons)
+    chosen = [
+        trial for trial in trials if not trial.active and (trial.outcome in wanted or trial.reason in wanted)
+    ]
+    return sorted(chosen, key=lambda trial: trial.name)

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
+from buzz_operator.sweep.rerun import select_reruns
+from buzz_operator.sweep.summary import TrialState, TrialSummary
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _trial(name: str, state: TrialState, outcome: str | None, reason: str | None) -> TrialSummary:
+    return TrialSummary(
+        name=name, sweep="s", task="t", attempt=1, state=state, outcome=outcome, reason=reason
+    )
+
+
+TRIALS = [
+    _trial("c", TrialState.FAILED, "launch", "ErrImagePull"),
+    _trial("a", TrialState.SUCCEEDED, "timeout", "AgentTimeout"),
+    _trial("b", TrialState.BROKEN, "broken", "VerifierBroken"),
+    _trial("d", TrialState.RUNNING, "timeout", "AgentTimeout"),
+    _trial("e", TrialState.SUCCEEDED, "ok", "Done"),
+]
+
+
+def test_reruns_match_outcomes_or_reasons_of_finished_trials() -> None:
+    assert [t.name for t in select_reruns(TRIALS, ["timeout", "VerifierBroken"])] == ["a", "b"]
+    assert [t.name for t in select_reruns(TRIALS, ["ErrImagePull"])] == ["c"]
+    assert select_reruns(TRIALS, ["NoSuchThing"]) == []
+
+
+def test_ttl_counts_from_the_finish() -> None:
+    assert seconds_until_expiry(None, 60, T0) is None
+    assert seconds_until_expiry(T0, None, T0) is None
+    assert seconds_until_expiry(T0, 60, T0 + timedelta(seconds=15)) == 45.0
+    assert seconds_until_expiry(T0, 60, T0 + timedelta(hours=1)) == 0.0
+
+
+def test_condition_drift_is_named() -> None:
+    assert condition_drift(None, "a" * 64) is None
+    assert condition_drift("a" * 64, "a" * 64) is None
+    message = condition_drift("a" * 64, "b" * 64)
+    assert message is not None and "aaaaaaaaaaaa → bbbbbbbbbbbb" in message

@@ -7,6 +7,7 @@ instead of containers)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -88,10 +89,13 @@ def agent_db(pg_dsn: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class Stage:
     """Agents dial `agent_url` (the canonical RELAY_URL, served by the forwarder); the
-    operator side dials the relay directly while presenting the canonical Host."""
+    operator side dials the relay directly while presenting the canonical Host.
+    `restart_relay()` stops the relay and serves it again on the same port (a relay pod
+    restart behind the still-running forwarder)."""
 
     target: RelayTarget
     agent_url: str
+    restart_relay: Callable[[], Awaitable[None]]
 
 
 @pytest.fixture
@@ -108,10 +112,17 @@ async def stage(agent_db: str, stack_dir: Path, tmp_path: Path) -> AsyncIterator
         ttl_sweep_seconds=0.5,
     )
     log = tmp_path / "relay-forwarder.log"
-    async with serve(config) as bound:
+    async with contextlib.AsyncExitStack() as relay_scope:
+        await relay_scope.enter_async_context(serve(config))
+
+        async def restart_relay() -> None:
+            await relay_scope.aclose()
+            await relay_scope.enter_async_context(serve(config))
+
         with log.open("wb") as sink:
             forwarder = await asyncio.create_subprocess_exec(
-                str(stack_dir / "bin" / "relay-forwarder"), f"127.0.0.1:{canonical_port}", f"127.0.0.1:{bound}",
+                str(stack_dir / "bin" / "relay-forwarder"), f"127.0.0.1:{canonical_port}",
+                f"127.0.0.1:{relay_port}",
                 stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=asyncio.subprocess.STDOUT,
             )
         try:
@@ -122,8 +133,9 @@ async def stage(agent_db: str, stack_dir: Path, tmp_path: Path) -> AsyncIterator
             assert b"forwarding" in log.read_bytes(), log.read_text(errors="replace")
             yield Stage(
                 target=RelayTarget(url=f"ws://localhost:{canonical_port}", owner_secret_hex=owner.secret_hex,
-                                   pg_dsn=agent_db, connect_url=f"ws://127.0.0.1:{bound}"),
+                                   pg_dsn=agent_db, connect_url=f"ws://127.0.0.1:{relay_port}"),
                 agent_url=f"ws://localhost:{canonical_port}",
+                restart_relay=restart_relay,
             )
         finally:
             forwarder.terminate()

@@ -52,3 +52,16 @@ async def test_handoff_lines_when_context_crosses_the_threshold(trial) -> None:
     assert match is not None, log
     assert match.group(1) == "1" and int(match.group(2)) > 600
     assert "INFO buzz_agent::handoff: handoff #1 (history " in log
+
+
+async def test_seat_survives_a_relay_restart(trial, stage) -> None:
+    async def restart(user: RelayClient, handle: TenantHandle, secrets: TenantSecrets) -> None:
+        await stage.restart_relay()
+
+    outcome = await trial(policy="oracle", task_name="reply-to-thread", before_task=restart)
+    assert outcome.reward["reward"] == 1.0, outcome.reward
+    seat = outcome.seats[0]
+    log = seat.log_text()
+    assert "relay connection lost" in log
+    assert log.count(f"subscribed to channel {outcome.handle.channel_id}") == 2
+    assert seat.exit_before_stop is None

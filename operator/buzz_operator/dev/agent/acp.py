@@ -67,11 +67,7 @@ async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
     async def on_turn(turn: Turn) -> None:
         await run_turn(bridge, policy, turn)
 
-    async def serve() -> None:
-        await bridge.connect()
-        await bridge.listen(on_turn)
-
-    worker = asyncio.create_task(serve())
+    worker = asyncio.create_task(bridge.serve(on_turn))
     stopper = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
     status = 0

@@ -12,13 +12,14 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from .compat import AsyncTimeout
 from .config import AcpConfig
 from .nostr import Event, Tags, tag_values
 from .prompt import Team, parse_team
-from .session import RelayError, RelaySession
+from .session import RelayError, RelaySession, Subscription
 from .tracing import EnvFilter, Logger
 from .usage import Session
 
@@ -50,6 +51,9 @@ class Turn:
         return str(self.event.get("pubkey", ""))
 
 
+OnTurn = Callable[[Turn], Awaitable[None]]
+
+
 class Bridge:
     def __init__(self, config: AcpConfig, log: Logger) -> None:
         self.config = config
@@ -69,9 +73,13 @@ class Bridge:
         }
         self._waiters: dict[str, asyncio.Future[Event]] = {}
         self._seen: set = set()
+        self._newest = 0  # created_at of the newest channel event received
         self.turns: list[asyncio.Task[None]] = []
 
     # -- connection ----------------------------------------------------------------------------
+    def _fresh_session(self) -> RelaySession:
+        return RelaySession(self.config.relay_url, self.config.keys, self.config.auth_tag)
+
     async def connect(self) -> None:
         for attempt in range(1, CONNECT_ATTEMPTS + 1):
             try:
@@ -82,12 +90,27 @@ class Bridge:
                     raise
                 self.log.warn(TARGET, f"relay connect attempt {attempt} failed: {exc}; retrying")
                 await self.relay.close()
-                self.relay = RelaySession(self.config.relay_url, self.config.keys, self.config.auth_tag)
+                self.relay = self._fresh_session()
                 await asyncio.sleep(min(0.2 * attempt, 2.0))
 
-    async def listen(self, on_turn) -> None:  # on_turn: Callable[[Turn], Awaitable[None]]
-        """Subscribe to every channel, announce readiness, then wake on each mention."""
+    async def serve(self, on_turn: OnTurn) -> None:
+        """Connect and listen; when the relay goes away (a relay pod restart), reconnect and
+        resubscribe from the newest event seen, so a trial survives it. Returns only by raising
+        once the relay stays unreachable for all connect attempts."""
         since = int(time.time())
+        while True:
+            await self.connect()
+            try:
+                await self.listen(on_turn, since)
+            except RelayError as exc:
+                self.log.warn(TARGET, f"relay connection lost ({exc}); reconnecting")
+            since = max(since, self._newest)  # events of that second again; ids dedupe them
+            await self.relay.close()
+            self.relay = self._fresh_session()
+
+    async def listen(self, on_turn: OnTurn, since: int) -> None:
+        """Subscribe to every channel, announce readiness, then wake on each mention until the
+        connection is lost (RelayError)."""
         subs = []
         for channel in self.config.channels:
             sub = await self.relay.subscribe([{"kinds": [KIND_MESSAGE], "#h": [channel], "since": since}])
@@ -96,24 +119,34 @@ class Bridge:
             self.log.info(TARGET, f"subscribed to channel {channel}")
         queue: asyncio.Queue = asyncio.Queue()
 
-        async def pump(channel: str, sub) -> None:
+        async def pump(channel: str, sub: Subscription) -> None:
             while True:
                 queue.put_nowait((channel, await sub.next_event()))
 
         pumps = [asyncio.create_task(pump(channel, sub)) for channel, sub in subs]
+        lost = asyncio.ensure_future(self.relay.lost.wait())
         try:
             while True:
-                channel, event = await queue.get()
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, lost}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    raise RelayError("relay connection lost")
+                channel, event = getter.result()
                 self._on_event(channel, event, on_turn)
         finally:
+            lost.cancel()
             for task in pumps:
                 task.cancel()
 
-    def _on_event(self, channel: str, event: Event, on_turn) -> None:
+    def _on_event(self, channel: str, event: Event, on_turn: OnTurn) -> None:
         ident = str(event.get("id", ""))
-        if ident in self._seen or event.get("pubkey") == self.pubkey:
-            return  # own messages never wake the agent
+        if ident in self._seen:
+            return  # redelivered after a resubscription
         self._seen.add(ident)
+        self._newest = max(self._newest, _created_at(event))
+        if event.get("pubkey") == self.pubkey:
+            return  # own messages never wake the agent
         mentioned = self.pubkey in tag_values(event, "p")
         if self.config.mentions_only and not mentioned:
             return

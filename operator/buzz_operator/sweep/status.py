@@ -55,7 +55,7 @@ def next_sweep_status(
     )
     return previous.model_copy(
         update={
-            "observed_generation": generation,
+            "observed_generation": previous.observed_generation if generation is None else generation,
             "condition_hash": condition_hash,
             "condition_short": condition_short(condition_name, condition_hash)
             if condition_name and condition_hash

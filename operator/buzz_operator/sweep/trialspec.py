@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from buzz_operator.api.common import API_VERSION
+from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.manifest import ExperimentManifest
@@ -71,18 +72,6 @@ def build_trial_spec(
     )
 
 
-def owner_reference(sweep_name: str, sweep_uid: str) -> dict[str, Any]:
-    """The BuzzSweep as controlling owner: deleting a sweep deletes its trials (and their pods)."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BuzzSweep",
-        "name": sweep_name,
-        "uid": sweep_uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def trial_object(
     planned: PlannedTrial, spec: BuzzTrialSpec, *, namespace: str, sweep_uid: str
 ) -> dict[str, Any]:
@@ -94,7 +83,7 @@ def trial_object(
             "name": planned.name,
             "namespace": namespace,
             "labels": dict(planned.labels),
-            "ownerReferences": [owner_reference(planned.sweep, sweep_uid)],
+            "ownerReferences": [owner_reference("BuzzSweep", planned.sweep, sweep_uid)],
         },
         "spec": spec.to_api(),
     }

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from buzz_operator.api import labels
-from buzz_operator.api.common import API_VERSION
+from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS, REMOTE_ROOT
 from buzz_operator.trial.names import pod_name
@@ -103,18 +103,6 @@ def task_resources(resources: TrialResources) -> dict[str, dict[str, str]]:
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def owner_reference(trial_name: str, trial_uid: str) -> dict[str, Any]:
-    """The BuzzTrial as controlling owner: deleting the trial garbage-collects the pod."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BuzzTrial",
-        "name": trial_name,
-        "uid": trial_uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> dict[str, str]:
     return {
         **trial_labels,
@@ -142,8 +130,6 @@ def build_trial_pod(
     Service's ``<ClusterIP>:<port>``, resolved through the API because a cluster may have no
     DNS (the local stack has none).
     """
-    if not trial_uid:
-        raise ValueError("trial_uid must not be empty: the pod needs its owner reference")
     pull = spec.image_pull_policy.value
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
     pod_spec: dict[str, Any] = {
@@ -200,7 +186,7 @@ def build_trial_pod(
             "name": pod_name(trial_name, retry),
             "namespace": namespace,
             "labels": pod_labels(trial_labels, trial_name, retry),
-            "ownerReferences": [owner_reference(trial_name, trial_uid)],
+            "ownerReferences": [owner_reference("BuzzTrial", trial_name, trial_uid)],
         },
         "spec": pod_spec,
     }

@@ -155,6 +155,11 @@ def seconds_until_ready(status: BuzzTrialStatus, now: datetime) -> float:
     return max(0.0, (status.retry_after - now).total_seconds())
 
 
+def _observed(status: BuzzTrialStatus, generation: int | None) -> dict[str, Any]:
+    # Callers that do not know the generation leave the recorded one alone.
+    return {"observed_generation": status.observed_generation if generation is None else generation}
+
+
 def _stamp(times: PhaseTimes, phase: Phase, now: datetime) -> PhaseTimes:
     key = "finished" if phase in TERMINAL else phase.value.lower()
     return times.model_copy(update={key: now})
@@ -189,7 +194,7 @@ def begin(status: BuzzTrialStatus, now: datetime, *, generation: int | None = No
             now=now,
             generation=generation,
         )
-    return _enter(status, Phase.PROVISIONING, now, conditions=conditions, observed_generation=generation)
+    return _enter(status, Phase.PROVISIONING, now, conditions=conditions, **_observed(status, generation))
 
 
 def _after_done(status: BuzzTrialStatus) -> Phase:
@@ -212,7 +217,7 @@ def advance(
         )
     if seconds_until_ready(status, now) > 0:
         raise ValueError(f"the trial is backing off until {status.retry_after}")
-    changes: dict[str, Any] = {"observed_generation": generation}
+    changes: dict[str, Any] = _observed(status, generation)
     match fact:
         case Provisioned():
             changes |= {
@@ -290,7 +295,7 @@ def fail(
     if status.phase in TERMINAL:
         raise ValueError(f"the trial already ended ({status.phase})")
     failure_class = classify_reason(failure.reason)
-    base = status.model_copy(update={"observed_generation": generation})
+    base = status.model_copy(update=_observed(status, generation))
     if spend is not None:
         base = base.model_copy(update=_with_spend(base, spend))
     if failure_class is FailureClass.INFRA:

@@ -244,7 +244,7 @@ def test_non_websocket_relay_urls_are_refused() -> None:
 
 
 def test_owner_uid_is_required() -> None:
-    with pytest.raises(ValueError, match="trial_uid"):
+    with pytest.raises(ValueError, match="BuzzTrial uid must not be empty"):
         build_trial_pod(
             trial_name=TRIAL,
             trial_uid="",

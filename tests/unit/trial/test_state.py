@@ -291,3 +291,11 @@ def test_status_patch_is_a_minimal_merge_patch() -> None:
     }
     assert "tokens" not in patch and "costUSD" not in patch
     assert status_patch(failed, failed) == {}
+
+
+def test_observed_generation_is_kept_unless_given() -> None:
+    status = begin(BuzzTrialStatus(), T0, generation=4)
+    assert status.observed_generation == 4
+    assert advance(status, PROVISIONED, at(1)).observed_generation == 4
+    assert advance(status, PROVISIONED, at(1), generation=5).observed_generation == 5
+    assert fail(status, StepFailure("PodLost"), at(2), retry=RETRY).observed_generation == 4

@@ -111,7 +111,8 @@ async def main() -> int:
                 base = int(time.time()) - 5000
                 events = [user.sign(9, f"message {i}", [["h", handle.channel_id]], created_at=base + i)
                           for i in range(1000)]
-                await asyncio.gather(*(user.publish(e) for e in events))
+                for start in range(0, len(events), 100):
+                    await asyncio.gather(*(user.publish(e) for e in events[start : start + 100]))
             ok &= _report("evidence export (1000 messages)", await _timed(
                 lambda: export_evidence(target, handle, tenant_secrets, task_event_id=None,
                                         completion_message_id=None), RUNS), 200)

@@ -164,7 +164,7 @@ class BuzzTrialStatus(StatusModel):
     )
     conditions: list[Condition] = Field(
         default_factory=list,
-        description="Provisioned, PodReady, AgentsRunning, Collected, Verified, Bundled, Released, Failed.",
+        description="Provisioned, Launched, AgentsFinished, Collected, Verified, Bundled (one per finished step), Retrying, Failed, Released.",
         json_schema_extra=CONDITIONS_LIST_EXTRA,
     )
     phase_times: PhaseTimes = Field(default_factory=PhaseTimes, description="When each phase began.")

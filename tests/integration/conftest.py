@@ -28,3 +28,38 @@ def pg_dsn() -> str:
         return dsn
     _hack("postgres.sh", "up")
     return _hack("postgres.sh", "dsn")
+
+
+class S3Server:
+    """Connection settings of the S3 test server, and fresh buckets on it."""
+
+    def __init__(self, endpoint: str, access_key: str, secret_key: str, region: str) -> None:
+        self.endpoint, self.access_key, self.secret_key, self.region = endpoint, access_key, secret_key, region
+
+    def __repr__(self) -> str:  # no secret in pytest's failure output
+        return f"S3Server({self.endpoint}, region={self.region})"
+
+    def fresh_bucket(self) -> str:
+        """Create a new uniquely named bucket through the S3 API and return its name."""
+        import uuid
+
+        from buzz_operator.storage.s3_admin import ensure_bucket
+
+        bucket = f"test-{uuid.uuid4().hex[:16]}"
+        ensure_bucket(self.endpoint, bucket, access_key=self.access_key, secret_key=self.secret_key, region=self.region)
+        return bucket
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> S3Server:
+    """The S3-speaking test server (hack/s3.sh: moto in its own venv, started when not running).
+    Tests take a bucket each with `s3_server.fresh_bucket()`, so they never see each other's
+    objects and need no cleanup (the server keeps its data in memory)."""
+    _hack("s3.sh", "up")
+    settings = dict(line.split("=", 1) for line in _hack("s3.sh", "env").splitlines() if "=" in line)
+    return S3Server(
+        endpoint=settings["BUZZ_S3_ENDPOINT"],
+        access_key=settings["BUZZ_S3_ACCESS_KEY"],
+        secret_key=settings["BUZZ_S3_SECRET_KEY"],
+        region=settings["BUZZ_S3_REGION"],
+    )

@@ -59,6 +59,15 @@ async def test_bytes_flow_both_ways(echo_forwarder: tuple[Forwarder, asyncio.Abs
     assert await asyncio.wait_for(_exchange(fwd.port, payload), 20) == payload
 
 
+async def test_target_may_be_a_host_name() -> None:
+    target = await _start(_echo)
+    fwd = Forwarder("127.0.0.1:0", f"localhost:{_port(target)}")
+    await fwd.bind()
+    assert await asyncio.wait_for(_exchange(fwd.port, b"by name"), 10) == b"by name"
+    await fwd.close()
+    target.close()
+
+
 async def test_fifty_concurrent_clients(echo_forwarder: tuple[Forwarder, asyncio.AbstractServer]) -> None:
     fwd, _ = echo_forwarder
     payloads = [os.urandom(20_000) + str(i).encode() for i in range(50)]

@@ -11,13 +11,14 @@ import contextlib
 import signal
 import sys
 
-from .bridge import TARGET, Bridge, Turn
+from .bridge import Bridge
 from .compat import AsyncTimeout
 from .config import AcpConfig, ConfigError
 from .nostr import CredentialError
 from .policies import POLICIES, Policy
 from .session import RelayError
-from .tracing import EnvFilter, Logger
+from .tracing import ACP_TARGET, EnvFilter, Logger
+from .turn import Turn
 
 SHUTDOWN_GRACE_S = 1.0
 
@@ -25,18 +26,18 @@ SHUTDOWN_GRACE_S = 1.0
 async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
     session_id = turn.session.session_id
     log = bridge.log
-    log.info(TARGET, f"turn started for {session_id} (event {turn.event.get('id')})")
+    log.info(ACP_TARGET, f"turn started for {session_id} (event {turn.event.get('id')})")
     outcome = "complete"
     try:
         await asyncio.wait_for(policy.turn(turn), bridge.config.max_turn_s)
     except AsyncTimeout:
-        log.warn(TARGET, f"turn for {session_id} exceeded its limit")
+        log.warn(ACP_TARGET, f"turn for {session_id} exceeded its limit")
         outcome = "cancelled"
     except (RelayError, ConnectionError, OSError) as exc:
-        log.error(TARGET, f"turn for {session_id} failed: {exc}")
+        log.error(ACP_TARGET, f"turn for {session_id} failed: {exc}")
         outcome = "cancelled"
     bridge.report_usage(turn.session)
-    log.info(TARGET, f"turn {outcome} for {session_id}")
+    log.info(ACP_TARGET, f"turn {outcome} for {session_id}")
 
 
 async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
@@ -51,16 +52,16 @@ async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
         if grace > 0:
             if not ignoring:
                 ignoring.append(signame)
-                log.warn(TARGET, f"received {signame}; ignoring it for {grace:g}s")
+                log.warn(ACP_TARGET, f"received {signame}; ignoring it for {grace:g}s")
                 loop.call_later(grace, stop.set)
             return
-        log.info(TARGET, f"received {signame}; shutting down")
+        log.info(ACP_TARGET, f"received {signame}; shutting down")
         stop.set()
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum.name)
 
-    log.info(TARGET, f"stand-in buzz-acp starting: model={config.model} policy={policy.name} "
+    log.info(ACP_TARGET, f"stand-in buzz-acp starting: model={config.model} policy={policy.name} "
                      f"pubkey={config.keys.pubkey} channels={','.join(config.channels)}")
     policy.started()
 
@@ -73,7 +74,7 @@ async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
     status = 0
     if worker in done:
         exc = worker.exception()
-        log.error(TARGET, f"relay session ended: {exc}")
+        log.error(ACP_TARGET, f"relay session ended: {exc}")
         status = 1
     stopper.cancel()
     worker.cancel()
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     log = Logger(EnvFilter(config.rust_log))
     policy_cls = POLICIES.get(config.policy)
     if policy_cls is None:
-        log.error(TARGET, f"unknown stand-in policy {config.policy!r}; known: {', '.join(sorted(POLICIES))}")
+        log.error(ACP_TARGET, f"unknown stand-in policy {config.policy!r}; known: {', '.join(sorted(POLICIES))}")
         return 2
     return asyncio.run(run(config, log, policy_cls))
 

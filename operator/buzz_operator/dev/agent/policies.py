@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .bridge import TARGET, Bridge, Turn
+from .bridge import Bridge
 from .tasks import (
     ChannelInvite,
     HelloFile,
@@ -19,6 +19,8 @@ from .tasks import (
     recognise,
     strip_mention,
 )
+from .tracing import ACP_TARGET
+from .turn import Turn
 
 POLICIES: dict[str, type[Policy]] = {}
 SPENDER_INPUT_PER_TURN = 50_000_000
@@ -127,7 +129,7 @@ class Crash(Policy):
 
     async def turn(self, turn: Turn) -> None:
         self.bridge.read(turn, turn.text)
-        self.bridge.log.error(TARGET, f"turn failed for {turn.session.session_id}: stand-in crash policy")
+        self.bridge.log.error(ACP_TARGET, f"turn failed for {turn.session.session_id}: stand-in crash policy")
         sys.stderr.write("thread 'main' panicked: stand-in crash policy\n")
         sys.stderr.flush()
         os._exit(self.EXIT_STATUS)
@@ -152,7 +154,7 @@ class Leaky(Policy):
 
     def started(self) -> None:
         config = self.bridge.config
-        self.bridge.log.info(TARGET, f"debug environment: BUZZ_PRIVATE_KEY={config.keys.secret.hex()} "
+        self.bridge.log.info(ACP_TARGET, f"debug environment: BUZZ_PRIVATE_KEY={config.keys.secret.hex()} "
                                      f"{config.api_key_env}={config.api_key}")
 
 

@@ -16,6 +16,7 @@ from .compat import UTC
 LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
 _NAMES = {1: "ERROR", 2: "WARN", 3: "INFO", 4: "DEBUG", 5: "TRACE"}
 DEFAULT_DIRECTIVES = "buzz_acp=info"
+ACP_TARGET = "buzz_acp"  # buzz-acp's own log target (readiness and turn markers)
 
 
 class EnvFilter:

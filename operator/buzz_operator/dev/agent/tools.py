@@ -1,0 +1,143 @@
+"""What a policy acts through — the stand-in's folded-in MCP toolset: posting in the channel,
+asking a teammate, channel and member admin, the profile directory, files — plus the model
+accounting every read and write is billed through (usage and handoff log lines)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+
+from .config import AcpConfig
+from .nostr import Event, Tags, tag_values
+from .session import RelaySession
+from .tracing import ACP_TARGET, Logger
+from .turn import KIND_ADD_MEMBER, KIND_CREATE_CHANNEL, KIND_MESSAGE, KIND_PROFILE, Turn, created_at
+from .usage import Session
+
+
+class Tools:
+    """Mixed into Bridge, which owns the state declared here."""
+
+    config: AcpConfig
+    log: Logger
+    agent_log: Logger
+    relay: RelaySession
+    _waiters: dict[str, asyncio.Future[Event]]
+
+    # -- model accounting ----------------------------------------------------------------------
+    def read(self, turn: Turn, text: str) -> None:
+        """One model call over `text`; may hand off first (logged like buzz-agent)."""
+        handoff = turn.session.read(text)
+        if handoff is not None:
+            self.agent_log.info("buzz_agent::handoff", handoff.line())
+
+    def report_usage(self, session: Session) -> None:
+        self.log.debug("acp::usage", session.line())
+
+    # -- tools ---------------------------------------------------------------------------------
+    async def post(self, turn: Turn, content: str, thread: bool = True,
+                   mentions: list[str] | None = None) -> Event:
+        tags: Tags = [["h", turn.channel]]
+        if thread:
+            tags.extend(self._thread_tags(turn.event))
+        for pubkey in dict.fromkeys(mentions or []):
+            tags.append(["p", pubkey])
+        # A model takes seconds; the stand-in takes milliseconds. Publishing in the same second
+        # as the message being answered would tie on created_at, and a tie sorts by event id,
+        # so the answer could land *before* the task in a transcript. Wait out the second.
+        delay = turn.floor + 1 - time.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        turn.session.write(content)
+        event = await self.relay.send(KIND_MESSAGE, content, tags)
+        turn.floor = max(turn.floor, created_at(event))
+        return event
+
+    @staticmethod
+    def _thread_tags(parent: Event) -> Tags:
+        """NIP-10 like the SDK: a direct reply to a root, or root + reply for a nested one."""
+        markers = {str(tag[3]): str(tag[1]) for tag in parent.get("tags", [])
+                   if isinstance(tag, list) and len(tag) >= 4 and tag[0] == "e"}
+        # the parent's root; a direct reply's parent ("reply" marker alone) is the root itself
+        root = markers.get("root") or markers.get("reply")
+        if root is None:
+            return [["e", str(parent["id"]), "", "reply"]]
+        return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
+
+    async def ask(self, turn: Turn, pubkey: str, name: str, question: str) -> Event:
+        """Mention a teammate in the thread and wait (idle timeout) for its answer."""
+        waiter: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
+        self._waiters[pubkey] = waiter
+        await self.post(turn, f"@{name} {question}", mentions=[pubkey])
+        try:
+            answer = await asyncio.wait_for(waiter, self.config.idle_timeout_s)
+        finally:
+            self._waiters.pop(pubkey, None)
+        self.read(turn, str(answer.get("content", "")))
+        turn.floor = max(turn.floor, created_at(answer))
+        return answer
+
+    async def create_channel(self, turn: Turn, name: str, ttl: int | None) -> str:
+        channel_id = str(uuid.uuid4())
+        tags: Tags = [["h", channel_id], ["name", name], ["visibility", "private"],
+                      ["channel_type", "stream"]]
+        if ttl:
+            tags.append(["ttl", str(ttl)])
+        turn.session.write(json.dumps(tags))
+        await self.relay.send(KIND_CREATE_CHANNEL, "", tags)
+        return channel_id
+
+    async def add_member(self, turn: Turn, channel_id: str, pubkey: str, role: str) -> None:
+        tags: Tags = [["h", channel_id], ["p", pubkey], ["role", role]]
+        turn.session.write(json.dumps(tags))
+        await self.relay.send(KIND_ADD_MEMBER, "", tags)
+
+    async def directory(self, turn: Turn) -> dict[str, str]:
+        """name → pubkey from kind-0 profiles (latest per author), read into the context.
+
+        Display names are not unique on a shared relay (another owner's directory may reuse
+        them), so a name claimed by several identities resolves to the one attested by the
+        same NIP-OA owner as this agent, then to the most recently published profile."""
+        latest: dict[str, Event] = {}
+        for event in await self.relay.query([{"kinds": [KIND_PROFILE], "limit": 5000}]):
+            author = str(event.get("pubkey", ""))
+            if author not in latest or event.get("created_at", 0) >= latest[author].get("created_at", 0):
+                latest[author] = event
+        my_owner = self.config.auth_tag[1] if self.config.auth_tag else None
+        ranked: dict[str, tuple[tuple[bool, int], str]] = {}
+        for author, event in latest.items():
+            try:
+                profile = json.loads(event.get("content") or "{}")
+            except ValueError:
+                continue
+            if not isinstance(profile, dict):
+                continue
+            same_owner = my_owner is not None and my_owner in tag_values(event, "auth")
+            rank = (same_owner, created_at(event))
+            for key in ("name", "display_name"):
+                name = profile.get(key)
+                if isinstance(name, str) and name and (name not in ranked or rank > ranked[name][0]):
+                    ranked[name] = (rank, author)
+        names = {name: author for name, (_, author) in ranked.items()}
+        self.read(turn, json.dumps(sorted(names)))
+        return names
+
+    def read_file(self, turn: Turn, path: str) -> str | None:
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8") as handle:
+                content = handle.read()
+        except OSError as exc:
+            self.log.warn(ACP_TARGET, f"read {path} failed: {exc}")
+            return None
+        self.read(turn, content)
+        return content
+
+    def write_file(self, turn: Turn, path: str, content: str) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        turn.session.write(content)
+

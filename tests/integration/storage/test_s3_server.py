@@ -1,0 +1,109 @@
+"""hack/s3.sh as a component: a second, private server instance is started, used and stopped, so
+the tests see what a stopped server looks like to S3Store (StorageUnavailable) and that `down`
+leaves no process behind. It shares the cached venv, not the session server's state."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from buzz_operator.storage import S3Store, StorageUnavailable
+from buzz_operator.storage.s3_admin import ensure_bucket
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def s3_sh(command: str, port: int, run_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BUZZ_S3_PORT": str(port), "BUZZ_RUN": str(run_dir)}
+    return subprocess.run(
+        ["bash", str(ROOT / "hack" / "s3.sh"), command],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def second_server(s3_server: Any, tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    # s3_server first: the session server's `up` builds the shared venv, so this one starts warm
+    port, run_dir = free_port(), tmp_path / "run"
+    started = s3_sh("up", port, run_dir)
+    assert started.returncode == 0, started.stderr
+    yield port, run_dir
+    s3_sh("down", port, run_dir)
+
+
+async def test_stopped_server_is_unavailable_and_leaves_no_process(
+    s3_server: Any, second_server: tuple[int, Path]
+) -> None:
+    port, run_dir = second_server
+    endpoint = f"http://127.0.0.1:{port}"
+    ensure_bucket(endpoint, "second", access_key=s3_server.access_key, secret_key=s3_server.secret_key)
+    store = S3Store(
+        "second",
+        endpoint=endpoint,
+        access_key=s3_server.access_key,
+        secret_key=s3_server.secret_key,
+        max_retries=1,
+    )
+    await store.put("k", b"v")
+    assert await store.get("k") == b"v"
+    pid = int((run_dir / "s3" / "server.pid").read_text())
+    assert "running" in s3_sh("status", port, run_dir).stdout
+
+    stopped = s3_sh("down", port, run_dir)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not alive(pid)
+    assert "stopped" in s3_sh("status", port, run_dir).stdout
+
+    for operation in (store.get("k"), store.put("k2", b"v"), store.exists("k"), store.list()):
+        with pytest.raises(StorageUnavailable) as caught:
+            await operation
+        assert caught.value.retryable
+
+
+def test_up_is_idempotent(second_server: tuple[int, Path]) -> None:
+    port, run_dir = second_server
+    pid = (run_dir / "s3" / "server.pid").read_text()
+    again = s3_sh("up", port, run_dir)
+    assert again.returncode == 0, again.stderr
+    assert (run_dir / "s3" / "server.pid").read_text() == pid
+
+
+def test_up_refuses_a_port_taken_by_something_else(s3_server: Any, tmp_path: Path) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        refused = s3_sh("up", port, tmp_path / "run")
+    assert refused.returncode != 0
+    assert f"port {port}" in refused.stderr and "already in use" in refused.stderr
+    assert not (tmp_path / "run" / "s3" / "server.pid").exists()
+
+
+def test_env_prints_the_connection_settings(tmp_path: Path) -> None:
+    printed = s3_sh("env", 51234, tmp_path / "run")
+    settings = dict(line.split("=", 1) for line in printed.stdout.splitlines())
+    assert settings["BUZZ_S3_ENDPOINT"] == "http://127.0.0.1:51234"
+    assert set(settings) == {"BUZZ_S3_ENDPOINT", "BUZZ_S3_ACCESS_KEY", "BUZZ_S3_SECRET_KEY", "BUZZ_S3_REGION"}

@@ -33,10 +33,26 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # contain, so it fires on every trial: a prompt to look, kept out of `clean`.
     (HEX_64, re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")),
 )
+# A literal every match must contain, tested on the chunk (or its lowercase, for the
+# case-insensitive kinds) before any regex runs: secrets are rare, so most chunks stop here.
+# The case-insensitive gates leave out "s" and "i": re.IGNORECASE also matches "ſ", "ı" and
+# "İ" there, which lower() does not fold, and a gate must never be narrower than its pattern.
+_GATES = {
+    "nostr-private-key": ("ec1", True),
+    "anthropic-key": ("sk-ant-", False),
+    "openai-key": ("sk-", False),
+    "databricks-token": ("dap", True),
+    "bearer-header": ("uthorization:", False),
+}
 # `\s*` may cross a line break inside a chunk while the seed matches per line, so this kind is
-# searched line by line (behind a literal gate) in any chunk where it hits at all. Every other
-# pattern can only match within one line, so its chunk-level matches map straight to lines.
-_PER_LINE_GATES = {"bearer-header": "uthorization:"}
+# searched line by line. Every other pattern can only match within one line, so its chunk-level
+# matches map straight to lines.
+_PER_LINE_KINDS = frozenset({"bearer-header"})
+_SENTINEL = "\x00"
+# Hex digits become the sentinel; a NUL already in the text becomes something else.
+_HEX_TO_SENTINEL = {ord(c): _SENTINEL for c in "0123456789abcdefABCDEF"} | {0: "\x01"}
+_HEX_RUN = _SENTINEL * 64
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 REVIEW_KINDS = frozenset({HEX_64})
 # Shortest known-secret literal worth substring-matching: shorter ones collide with ordinary text.
 MIN_SECRET_LENGTH = 16
@@ -126,29 +142,31 @@ def scan_bundle(root: Path, known_secrets: Iterable[str] = ()) -> SecretScan:
 
 def scan_file(path: Path, relative: str, literals: tuple[str, ...]) -> list[SecretFinding]:
     """Findings of one file, ordered by line and then by kind as the seed reports them."""
-    patterns = [
-        (kind, pattern)
-        for kind, pattern in SECRET_PATTERNS
-        if not (kind == HEX_64 and path.name in HEX_ALLOWED_FILES)
-    ]
+    hex_allowed = path.name in HEX_ALLOWED_FILES
     hits: set[tuple[int, str]] = set()
     first_line = 1
     for chunk in iter_line_chunks(path):
         locator = _LineLocator(chunk)
+        lowered = chunk.lower()
         for literal in literals:
             start = chunk.find(literal)
             while start >= 0:
                 line = locator.line_of(start)
                 hits.add((first_line + line, TRIAL_CREDENTIAL))
                 # One finding per line: continue from the next line.
-                start = chunk.find(literal, locator.end_of(line))
-        for kind, pattern in patterns:
-            gate = _PER_LINE_GATES.get(kind)
-            if gate is not None:
-                if pattern.search(chunk):
-                    for line, text in enumerate(locator.lines()):
-                        if gate in text and pattern.search(text):
-                            hits.add((first_line + line, kind))
+                start = chunk.find(literal, locator.line_end(start))
+        for kind, pattern in SECRET_PATTERNS:
+            if kind == HEX_64:
+                if not hex_allowed:
+                    hits.update((first_line + line, HEX_64) for line in _hex64_lines(chunk, locator))
+                continue
+            gate, case_blind = _GATES[kind]
+            if gate not in (lowered if case_blind else chunk):
+                continue
+            if kind in _PER_LINE_KINDS:
+                for line, text in enumerate(locator.lines()):
+                    if pattern.search(text):
+                        hits.add((first_line + line, kind))
                 continue
             for match in pattern.finditer(chunk):
                 hits.add((first_line + locator.line_of(match.start()), kind))
@@ -159,12 +177,42 @@ def scan_file(path: Path, relative: str, literals: tuple[str, ...]) -> list[Secr
     ]
 
 
+def _hex64_lines(chunk: str, locator: _LineLocator) -> list[int]:
+    """Lines holding a run of exactly 64 hex digits (the seed's lookarounds forbid longer runs).
+
+    Hex digits are mapped to one sentinel in C, then 64-sentinel runs are found with ``find``:
+    far cheaper than a regex that must try every hex character of every word as a start.
+    """
+    marked = chunk.translate(_HEX_TO_SENTINEL)
+    lines: list[int] = []
+    start = marked.find(_HEX_RUN)
+    while start >= 0:
+        end = start + len(_HEX_RUN)
+        if end < len(marked) and marked[end] == _SENTINEL:
+            # Longer than 64: not a match anywhere in this run; skip past its end.
+            while end < len(marked) and marked[end] == _SENTINEL:
+                end += 1
+        elif start == 0 or marked[start - 1] != _SENTINEL:
+            lines.append(locator.line_of(start))
+        start = marked.find(_HEX_RUN, end)
+    return lines
+
+
 class _LineLocator:
-    """Maps offsets in a chunk to 0-based ``splitlines()`` line indexes, built only on demand."""
+    """Maps offsets in a chunk to 0-based ``splitlines()`` line indexes.
+
+    Most chunks break lines on "\\n" only; for those, counting "\\n" in C is enough. Any other
+    break character (which ``splitlines()`` also honours) switches to cumulative line ends.
+    """
 
     def __init__(self, chunk: str) -> None:
         self.chunk = chunk
+        self._newline_only = not any(mark in chunk for mark in _OTHER_BREAKS)
         self._ends: list[int] | None = None
+        # Hits arrive in increasing offset order within a pattern, so newline counts resume from
+        # the previous hit instead of rescanning the chunk from its start each time.
+        self._counted_to = 0
+        self._newlines_before = 0
 
     def _build(self) -> list[int]:
         if self._ends is None:
@@ -172,15 +220,26 @@ class _LineLocator:
         return self._ends
 
     def line_of(self, offset: int) -> int:
+        if self._newline_only:
+            if offset < self._counted_to:
+                self._counted_to = self._newlines_before = 0
+            self._newlines_before += self.chunk.count("\n", self._counted_to, offset)
+            self._counted_to = offset
+            return self._newlines_before
         return bisect_right(self._build(), offset)
 
-    def end_of(self, line: int) -> int:
-        return self._build()[line]
+    def line_end(self, offset: int) -> int:
+        """Offset just past the line break that ends the line holding ``offset``."""
+        if self._newline_only:
+            found = self.chunk.find("\n", offset)
+            return len(self.chunk) if found < 0 else found + 1
+        return self._build()[self.line_of(offset)]
 
     def lines(self) -> list[str]:
         return self.chunk.splitlines()
 
     def line_count(self) -> int:
-        if self._ends is not None:
-            return len(self._ends)
-        return len(self.chunk.splitlines())
+        if self._newline_only:
+            trailing = 1 if self.chunk and not self.chunk.endswith("\n") else 0
+            return self.chunk.count("\n") + trailing
+        return len(self._build())

@@ -102,7 +102,10 @@ def _seed_scan(root: Path, secrets: list[str]) -> list[tuple[str, int, str]]:
 def test_chunked_scan_matches_the_per_line_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     monkeypatch.setattr(secret_scan, "iter_line_chunks", partial(iter_line_chunks, chunk_bytes=7))
     rng = random.Random(seed)
-    tokens = [*PLANTED.values(), "Authorization:\nBearer " + "y" * 20, "ab" * 32, TRIAL_KEY, "\n", "\r", "\r\n", " x ", "\x85", "é"]
+    tokens = [
+        *PLANTED.values(), "Authorization:\nBearer " + "y" * 20, "ab" * 32, TRIAL_KEY, "\n", "\r", "\r\n",
+        " x ", "\x85", "é", "\x0b", "\u2028", "\x00", "A" * 64, "f" * 65, "NſEC1" + "q" * 21, "DAPİ" + "0" * 32,
+    ]  # fmt: skip
     for name in ("a.log", "manifest.json", "B.TXT", "c.bin"):
         text = "".join(rng.choice(tokens) for _ in range(rng.randint(0, 30)))
         (tmp_path / name).write_text(text, encoding="utf-8", newline="")

@@ -77,6 +77,7 @@ async def test_leaky_writes_its_secrets_into_the_log(trial) -> None:
     log = seat.log_text()
     assert outcome.secrets.seats[seat.seat_id].secret_hex in log
     assert outcome.api_key in log
+    assert re.search(r"\bnsec1[02-9ac-hj-np-z]{20,}", log, re.IGNORECASE)  # the scan's nostr-private-key kind
     assert outcome.reward["reward"] == 1.0  # the leak is the only thing wrong with it
 
 

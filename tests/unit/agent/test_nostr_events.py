@@ -10,6 +10,7 @@ import pytest
 from buzz_operator.dev.agent.nostr import (
     CredentialError,
     Keys,
+    encode_nsec,
     event_id,
     parse_auth_tag,
     sign_event,
@@ -40,6 +41,7 @@ def test_keys_from_hex_and_nsec_agree_with_coincurve() -> None:
     from_hex = Keys.from_text(SECRET)
     from_nsec = Keys.from_text(NSEC)
     assert from_hex == from_nsec
+    assert encode_nsec(from_hex.secret) == NSEC
     assert from_hex.pubkey == coincurve.PrivateKey(bytes.fromhex(SECRET)).public_key_xonly.format().hex()
     with pytest.raises(CredentialError):
         Keys.from_text(NSEC[:-1] + ("q" if NSEC[-1] != "q" else "p"))

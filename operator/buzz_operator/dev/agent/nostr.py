@@ -23,6 +23,20 @@ class CredentialError(ValueError):
     """A private key or auth tag that cannot be used."""
 
 
+_BECH32_GENERATOR = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _polymod(hrp: str, data: list[int]) -> int:
+    chk = 1
+    for value in [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ value
+        for i, gen in enumerate(_BECH32_GENERATOR):
+            if (top >> i) & 1:
+                chk ^= gen
+    return chk
+
+
 def _nsec_to_hex(text: str) -> str:
     """Decode NIP-19 `nsec1…` (plain bech32). Checksum is verified so a typo fails loudly."""
     text = text.lower()
@@ -33,15 +47,7 @@ def _nsec_to_hex(text: str) -> str:
         data = [_BECH32_CHARSET.index(c) for c in rest]
     except ValueError as exc:
         raise CredentialError("invalid bech32 character") from exc
-    generator = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
-    chk = 1
-    for value in [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ value
-        for i, gen in enumerate(generator):
-            if (top >> i) & 1:
-                chk ^= gen
-    if chk != 1:
+    if _polymod(hrp, data) != 1:
         raise CredentialError("bad nsec checksum")
     acc, bits, out = 0, 0, bytearray()
     for value in data[:-6]:
@@ -53,6 +59,22 @@ def _nsec_to_hex(text: str) -> str:
     if len(out) != 32:
         raise CredentialError("nsec payload is not 32 bytes")
     return out.hex()
+
+
+def encode_nsec(secret: bytes) -> str:
+    """NIP-19 `nsec1…` of a 32-byte secret (only the `leaky` policy ever prints one)."""
+    acc, bits, data = 0, 0, []
+    for byte in secret:
+        acc = (acc << 8) | byte
+        bits += 8
+        while bits >= 5:
+            bits -= 5
+            data.append((acc >> bits) & 31)
+    if bits:
+        data.append((acc << (5 - bits)) & 31)
+    checksum = _polymod("nsec", [*data, 0, 0, 0, 0, 0, 0]) ^ 1
+    data += [(checksum >> 5 * (5 - i)) & 31 for i in range(6)]
+    return "nsec1" + "".join(_BECH32_CHARSET[d] for d in data)
 
 
 @dataclass(frozen=True)

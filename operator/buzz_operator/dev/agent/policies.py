@@ -9,6 +9,7 @@ import os
 import sys
 
 from .bridge import Bridge
+from .nostr import encode_nsec
 from .tasks import (
     ChannelInvite,
     HelloFile,
@@ -155,7 +156,8 @@ class Leaky(Policy):
     def started(self) -> None:
         config = self.bridge.config
         self.bridge.log.info(ACP_TARGET, f"debug environment: BUZZ_PRIVATE_KEY={config.keys.secret.hex()} "
-                                     f"{config.api_key_env}={config.api_key}")
+                                         f"nsec={encode_nsec(config.keys.secret)} "
+                                         f"{config.api_key_env}={config.api_key}")
 
 
 @register

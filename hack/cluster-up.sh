@@ -58,6 +58,7 @@ current-context: buzz-local
 KC
 chmod 600 kubeconfig
 
+need_cmd etcd etcd-server; need_cmd containerd containerd; need_cmd runc runc; need_cmd iptables iptables
 start etcd etcd --data-dir "$RUN/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
   --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync

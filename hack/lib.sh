@@ -47,3 +47,5 @@ host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*
 pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 SYSCTLS="net/ipv4/ip_forward net/bridge/bridge-nf-call-iptables"   # set by cluster-up, restored by cluster-down
+# need_cmd CMD DEBIAN_PACKAGE: name the missing package and the fix instead of failing later
+need_cmd() { command -v "$1" >/dev/null 2>&1 || die "$1 not found; it comes with the Debian package $2: run 'make deps' (or apt-get install $2)"; }

@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
+# set before anything imports kubernetes_asyncio, which reads KUBECONFIG once at import time
+os.environ.setdefault("KUBECONFIG", str(RUN / "pki" / "kubeconfig"))
 
 
 def _hack(*args: str) -> str:
@@ -28,6 +30,20 @@ def pg_dsn() -> str:
         return dsn
     _hack("postgres.sh", "up")
     return _hack("postgres.sh", "dsn")
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> str:
+    """The local cluster's kubeconfig (hack/cluster-up.sh, a no-op when it already runs); exported
+    as KUBECONFIG so kubectl, kopf and kubernetes_asyncio all talk to it."""
+    path = os.environ.get("KUBECONFIG") or str(RUN / "pki" / "kubeconfig")
+    if not os.environ.get("BUZZ_SKIP_CLUSTER_UP"):
+        _hack("cluster-up.sh")
+    os.environ["KUBECONFIG"] = path
+    kbin = Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "k8s" / "bin"
+    # the kubectl built with the cluster matches its version; prefer it over any on PATH
+    os.environ["PATH"] = f"{kbin}:{os.environ['PATH']}"
+    return path
 
 
 class S3Server:

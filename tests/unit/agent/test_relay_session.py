@@ -3,14 +3,20 @@ the NIP-OA tag, OK handling, REQ/EOSE queries, CLOSED, and a lost connection."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import coincurve
 import pytest
+from buzz_operator.dev.agent.bridge import Bridge
+from buzz_operator.dev.agent.config import AcpConfig
 from buzz_operator.dev.agent.nostr import Keys, event_id, parse_auth_tag
-from buzz_operator.dev.agent.session import RelayError, RelaySession, websocket_url
+from buzz_operator.dev.agent.session import RelayError, RelaySession, SubscriptionRefused, websocket_url
+from buzz_operator.dev.agent.tracing import EnvFilter, Logger
 from websockets.asyncio.server import ServerConnection, serve
 
 AUTH_TAG = '["auth","' + "ab" * 32 + '","","' + "cd" * 64 + '"]'
@@ -41,7 +47,7 @@ class RelayDouble:
                 await conn.send(json.dumps(["OK", event["id"], accepted, "" if accepted else "blocked: nope"]))
             elif msg[0] == "REQ":
                 sub, flt = msg[1], msg[2]
-                if flt.get("kinds") == [666]:
+                if flt.get("kinds") == [666] or flt.get("#h") == ["forbidden"]:
                     await conn.send(json.dumps(["CLOSED", sub, "unsupported: kind 666"]))
                     continue
                 for event in self.stored:
@@ -84,7 +90,7 @@ async def test_publish_query_and_rejections(relay: RelayDouble) -> None:
         await session.send(9, "reject me", [["h", "c1"]])
     assert await session.query([{"kinds": [9]}]) == [sent]
     assert await session.query([{"kinds": [1]}]) == []
-    with pytest.raises(RelayError, match="unsupported: kind 666"):
+    with pytest.raises(SubscriptionRefused, match="unsupported: kind 666"):
         await session.query([{"kinds": [666]}])
     await session.close()
 
@@ -101,3 +107,19 @@ def test_http_urls_are_spoken_to_as_websockets() -> None:
     assert websocket_url("http://localhost:3600") == "ws://localhost:3600"
     assert websocket_url("https://relay.example/x") == "wss://relay.example/x"
     assert websocket_url("ws://localhost:3600") == "ws://localhost:3600"
+
+
+async def test_bridge_gives_up_on_a_refused_channel_instead_of_announcing_readiness(
+        relay: RelayDouble, tmp_path: Path) -> None:
+    env = {"BUZZ_RELAY_URL": f"ws://127.0.0.1:{relay.port}", "BUZZ_PRIVATE_KEY": "02" * 32,
+           "BUZZ_AUTH_TAG": AUTH_TAG, "BUZZ_ACP_CHANNELS": "forbidden", "BUZZ_AGENT_MODEL": "standin/oracle"}
+    out = io.StringIO()
+    bridge = Bridge(AcpConfig.from_env(env), Logger(EnvFilter("buzz_acp=info"), out))
+
+    async def never(turn: object) -> None:
+        raise AssertionError("no turn expected")
+
+    with pytest.raises(SubscriptionRefused, match="relay refused channel forbidden"):
+        await asyncio.wait_for(bridge.serve(never), 10)
+    assert "subscribed to channel" not in out.getvalue()
+    await bridge.relay.close()

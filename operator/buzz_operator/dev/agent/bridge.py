@@ -12,7 +12,7 @@ from .compat import AsyncTimeout
 from .config import AcpConfig
 from .nostr import Event, tag_values
 from .prompt import Team, parse_team
-from .session import RelayError, RelaySession, Subscription
+from .session import RelayError, RelaySession, Subscription, SubscriptionRefused
 from .tools import Tools
 from .tracing import ACP_TARGET, EnvFilter, Logger
 from .turn import KIND_MESSAGE, OnTurn, Turn, created_at
@@ -70,6 +70,8 @@ class Bridge(Tools):
             await self.connect()
             try:
                 await self.listen(on_turn, since)
+            except SubscriptionRefused:
+                raise
             except RelayError as exc:
                 self.log.warn(ACP_TARGET, f"relay connection lost ({exc}); reconnecting")
             since = max(since, self._newest)  # events of that second again; ids dedupe them
@@ -83,6 +85,8 @@ class Bridge(Tools):
         for channel in self.config.channels:
             sub = await self.relay.subscribe([{"kinds": [KIND_MESSAGE], "#h": [channel], "since": since}])
             await asyncio.wait_for(sub.eose.wait(), self.relay.timeout)
+            if sub.closed is not None:
+                raise SubscriptionRefused(f"relay refused channel {channel}: {sub.closed}")
             subs.append((channel, sub))
             self.log.info(ACP_TARGET, f"subscribed to channel {channel}")
         queue: asyncio.Queue = asyncio.Queue()
@@ -96,10 +100,13 @@ class Bridge(Tools):
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, lost}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({getter, lost, *pumps}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
                     getter.cancel()
-                    raise RelayError("relay connection lost")
+                    if lost.done():
+                        raise RelayError("relay connection lost")
+                    # a pump only ends when its subscription was CLOSED by the relay
+                    raise next(p for p in pumps if p.done()).exception() or RelayError("subscription ended")
                 channel, event = getter.result()
                 self._on_event(channel, event, on_turn)
         finally:

@@ -22,6 +22,10 @@ class RelayError(RuntimeError):
     """The relay refused AUTH, an event or a query."""
 
 
+class SubscriptionRefused(RelayError):
+    """The relay answered a REQ with CLOSED: retrying on a new connection would not help."""
+
+
 def websocket_url(url: str) -> str:
     """The CLI may be given the relay's HTTP URL (the harness host view); speak ws to it."""
     parts = urlsplit(url)
@@ -34,6 +38,7 @@ class Subscription:
         self.sub_id = sub_id
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.eose = asyncio.Event()
+        self.closed: str | None = None  # the relay's CLOSED reason
 
     async def next_event(self) -> Event:
         item = await self.queue.get()
@@ -126,7 +131,8 @@ class RelaySession:
         elif head == "CLOSED" and len(msg) >= 2:
             sub = self._subs.pop(str(msg[1]), None)
             if sub is not None:
-                sub.queue.put_nowait(RelayError(f"subscription closed: {msg[2] if len(msg) > 2 else ''}"))
+                sub.closed = str(msg[2]) if len(msg) > 2 else ""
+                sub.queue.put_nowait(SubscriptionRefused(f"subscription closed: {sub.closed}"))
                 sub.eose.set()
 
     async def _await_ok(self, event_id: str, frame: list[Any]) -> Any:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
+import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from buzz_operator.dev.agent.websocket import (
@@ -113,3 +116,29 @@ def test_frame_encoding_is_masked_with_rfc_lengths() -> None:
     assert encode_frame(OP_TEXT, b"a" * 70000, mask=mask)[1] == 0x80 | 127
     # RFC 6455 §1.3 worked example
     assert accept_key("dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+
+
+@pytest.fixture
+def localhost_cert(tmp_path: Path) -> tuple[Path, Path]:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    return cert, key
+
+
+async def test_wss_trusts_the_bundle_named_by_ssl_cert_file(
+        localhost_cert: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # the runtime points SSL_CERT_FILE at /opt/buzz/ca-certificates.crt (§4.4)
+    cert, key = localhost_cert
+    server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_tls.load_cert_chain(cert, key)
+    async with serve(_handler, "127.0.0.1", 0, ssl=server_tls) as server:
+        url = f"wss://localhost:{server.sockets[0].getsockname()[1]}/"
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await WebSocket.connect(url)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        ws = await WebSocket.connect(url)
+        await ws.send_text("over tls")
+        assert await ws.recv() == "over tls"
+        await ws.close()

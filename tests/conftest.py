@@ -17,3 +17,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
                 break
+    # tests that tear the local stack down run after everything else in the session
+    items.sort(key=lambda item: item.get_closest_marker("teardown") is not None)

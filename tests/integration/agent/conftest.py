@@ -156,6 +156,8 @@ class SeatProcess:
 
 @dataclass
 class TrialOutcome:
+    directory: Path  # where the seat logs are, like the pod's /opt/buzz/logs after download
+    manifest: ExperimentManifest
     seats: list[SeatProcess]
     handle: TenantHandle
     secrets: TenantSecrets
@@ -315,7 +317,7 @@ async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: s
     evidence_path = directory / "buzz-evidence.json"
     evidence_path.write_text(dumps_evidence(evidence))
     reward = await _grade(task_name, directory, evidence_path, skill)
-    return TrialOutcome(processes, handle, tenant_secrets, task_event_id, completion, evidence, reward, api_key)
+    return TrialOutcome(directory, manifest, processes, handle, tenant_secrets, task_event_id, completion, evidence, reward, api_key)
 
 
 @pytest.fixture

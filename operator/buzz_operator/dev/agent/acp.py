@@ -36,6 +36,9 @@ async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
     except (RelayError, ConnectionError, OSError) as exc:
         log.error(ACP_TARGET, f"turn for {session_id} failed: {exc}")
         outcome = "cancelled"
+    except Exception as exc:  # a policy bug ends its turn, visibly, never the whole agent
+        log.error(ACP_TARGET, f"turn for {session_id} crashed: {type(exc).__name__}: {exc}")
+        outcome = "cancelled"
     bridge.report_usage(turn.session)
     log.info(ACP_TARGET, f"turn {outcome} for {session_id}")
 

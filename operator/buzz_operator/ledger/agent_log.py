@@ -5,9 +5,12 @@ per provider round; buzz-acp's pool logs a turn-end line for every turn (§4.5);
 line per auto-compaction ("handoff"). These are the only records of what a seat cost, so they are
 parsed from the downloaded ``<seat>.stdout.log`` and ``<seat>.stderr.log``.
 
-Files are streamed in chunks of whole lines (never read whole: logs reach hundreds of MB), and
-every per-line test is preceded by a cheap substring test on the whole chunk, so the regexes run
-only on the few lines that can match.
+Files are streamed in chunks of whole lines (never read whole: logs reach hundreds of MB). The
+result is exactly the seed's (whole text ANSI-stripped, ``splitlines()``, each line tested), but
+the work is not: most chunks go through ``log_candidates``, which finds in C the few lines that
+can matter so only those are stripped and read; the rest are stripped whole and filtered by
+substring tests on the chunk before any regex runs. ``tests/unit/ledger/test_seed_equivalence.py``
+holds the plain seed algorithm and checks the two agree on adversarial text.
 """
 
 from __future__ import annotations

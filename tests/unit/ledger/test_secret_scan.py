@@ -113,3 +113,18 @@ def test_chunked_scan_matches_the_per_line_seed(tmp_path: Path, monkeypatch: pyt
     expected = _seed_scan(tmp_path, [TRIAL_KEY])
     got = [(f.path, f.line, f.kind) for f in scan.findings] + [(f.path, f.line, f.kind) for f in scan.review]
     assert got == [e for e in expected if e[2] != "hex-64"] + [e for e in expected if e[2] == "hex-64"]
+
+
+def test_unreadable_file_makes_the_scan_not_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.log").write_text("fine\n", encoding="utf-8")
+    (tmp_path / "b.log").write_text("fine\n", encoding="utf-8")
+
+    def flaky(path: Path, chunk_bytes: int = 1 << 20):
+        if path.name == "b.log":
+            raise PermissionError(13, "Permission denied")
+        return iter_line_chunks(path, chunk_bytes)
+
+    monkeypatch.setattr(secret_scan, "iter_line_chunks", flaky)
+    scan = scan_bundle(tmp_path)
+    assert scan.clean is False and scan.findings == ()
+    assert scan.to_json()["unreadable"] == ["b.log: Permission denied"]

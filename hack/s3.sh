@@ -71,6 +71,8 @@ up() {
   setsid "$VENV/bin/moto_server" -H 127.0.0.1 -p "$S3_PORT" >"$D/server.log" 2>&1 </dev/null 9>&- &
   local pid=$!
   echo "$pid" >"$PIDF"; echo "$S3_PORT" >"$D/port"
+  # interrupted while waiting (Ctrl-C, a caller's timeout): take the half-started server down too
+  trap 'kill -KILL "$pid" 2>/dev/null; rm -f "$PIDF"; exit 130' INT TERM HUP
   local deadline=$((SECONDS + START_TIMEOUT))
   until answers; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -83,6 +85,7 @@ up() {
     fi
     sleep 0.1
   done
+  trap - INT TERM HUP
   log "S3 server (moto) up on $ENDPOINT"
 }
 

@@ -107,3 +107,33 @@ def test_env_prints_the_connection_settings(tmp_path: Path) -> None:
     settings = dict(line.split("=", 1) for line in printed.stdout.splitlines())
     assert settings["BUZZ_S3_ENDPOINT"] == "http://127.0.0.1:51234"
     assert set(settings) == {"BUZZ_S3_ENDPOINT", "BUZZ_S3_ACCESS_KEY", "BUZZ_S3_SECRET_KEY", "BUZZ_S3_REGION"}
+
+
+def moto_processes_on(port: int) -> list[int]:
+    """Pids whose command line is a moto server on `port`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(b"moto_server" in arg for arg in argv) and str(port).encode() in argv:
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_server_that_does_not_answer_in_time_is_not_left_behind(s3_server: Any, tmp_path: Path) -> None:
+    port, run_dir = free_port(), tmp_path / "run"
+    env = {**os.environ, "BUZZ_S3_PORT": str(port), "BUZZ_RUN": str(run_dir), "BUZZ_S3_START_TIMEOUT": "0"}
+    gave_up = subprocess.run(
+        ["bash", str(ROOT / "hack" / "s3.sh"), "up"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert gave_up.returncode != 0
+    assert "did not answer" in gave_up.stderr and "stopped it" in gave_up.stderr
+    assert moto_processes_on(port) == []
+    assert not (run_dir / "s3" / "server.pid").exists()

@@ -107,7 +107,7 @@ class S3Store:
         except Exception as exc:
             error = classify(exc, op=op, key=key, where=self._where())
             if self._secret and self._secret in str(error):
-                error = type(error)(str(error).replace(self._secret, "***"))
+                error.args = (str(error).replace(self._secret, "***"),)
             raise error from exc
 
     async def put(self, key: str, data: bytes) -> None:

@@ -86,3 +86,18 @@ def test_message_parts() -> None:
     assert s3_code(exc) == "SlowDown"
     assert "Debug source" not in short_message(exc)
     assert "Debug source" not in str(classify(exc, op="put", key="k", where="s3://b"))
+
+
+async def test_s3_store_scrubs_its_secret_from_error_messages() -> None:
+    """Fake: a backend error that quotes the secret (obstore's do not; this guards the scrubbing)."""
+    from buzz_operator.storage import S3Store
+
+    store = S3Store("bucket", endpoint="http://127.0.0.1:9", access_key="ak", secret_key="s3cr3t-value")
+
+    def leaky() -> None:
+        raise GenericError("Generic S3 error: status code: 400 Bad Request: key s3cr3t-value rejected")
+
+    with pytest.raises(StorageError) as caught:
+        await store._call("put", "k", leaky)
+    assert "s3cr3t-value" not in str(caught.value)
+    assert "***" in str(caught.value)

@@ -3,7 +3,9 @@
 obstore's blocking calls run in worker threads (asyncio.to_thread) rather than its *_async calls:
 with obstore 0.12 a process that used the async calls aborts (SIGABRT) at interpreter exit about
 one run in five — its tokio workers still hold Python objects while Python finalizes — which
-would turn a green test run into a crash. The blocking calls showed no such abort in 100 runs."""
+would turn a green test run into a crash. The blocking calls showed no such abort in 100 runs.
+The price: a cancelled call still finishes in its thread, bounded by the request timeout and the
+retry budget below."""
 
 from __future__ import annotations
 

@@ -12,8 +12,10 @@ from buzz_operator.dev.agent.nostr import (
     Keys,
     encode_nsec,
     event_id,
+    latest_by,
     parse_auth_tag,
     sign_event,
+    thread_tags,
     verify_event,
 )
 
@@ -70,3 +72,22 @@ def test_malformed_auth_tag_is_rejected(bad: str) -> None:
 def test_absent_auth_tag_is_none() -> None:
     assert parse_auth_tag("") is None
     assert parse_auth_tag(None) is None
+
+
+def test_thread_tags_direct_and_nested() -> None:
+    root = {"id": "r", "tags": [["h", "c"]]}
+    direct = {"id": "d", "tags": [["h", "c"], ["e", "r", "", "reply"]]}
+    nested = {"id": "n", "tags": [["e", "r", "", "root"], ["e", "d", "", "reply"]]}
+    assert thread_tags(root) == [["e", "r", "", "reply"]]
+    assert thread_tags(direct) == [["e", "r", "", "root"], ["e", "d", "", "reply"]]
+    assert thread_tags(nested) == [["e", "r", "", "root"], ["e", "n", "", "reply"]]
+
+
+def test_latest_by_author_and_by_d_tag() -> None:
+    events = [
+        {"pubkey": "a", "created_at": 1, "tags": [["d", "x"]], "content": "old"},
+        {"pubkey": "a", "created_at": 3, "tags": [["d", "y"]], "content": "new"},
+        {"pubkey": "b", "created_at": 2, "tags": [["d", "x"]], "content": "x2"},
+    ]
+    assert {k: e["content"] for k, e in latest_by(events, "pubkey").items()} == {"a": "new", "b": "x2"}
+    assert {k: e["content"] for k, e in latest_by(events, "d").items()} == {"x": "x2", "y": "new"}

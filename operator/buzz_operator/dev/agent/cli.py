@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 from .compat import AsyncTimeout
-from .nostr import CredentialError, Event, Keys, Tags, parse_auth_tag, tag_values
+from .nostr import CredentialError, Event, Keys, Tags, latest_by, parse_auth_tag, tag_values, thread_tags
 from .session import RelayError, RelaySession
 from .websocket import WebSocketError
 
@@ -87,15 +87,6 @@ def _tag(event: Event, name: str) -> str | None:
     return values[0] if values else None
 
 
-def _latest_by(events: list[Event], key: str) -> dict[str, Event]:
-    latest: dict[str, Event] = {}
-    for event in events:
-        ident = _tag(event, "d") if key == "d" else str(event.get("pubkey"))
-        if ident and (ident not in latest or event.get("created_at", 0) >= latest[ident].get("created_at", 0)):
-            latest[ident] = event
-    return latest
-
-
 def channel_row(event: Event) -> dict[str, Any]:
     """A kind-39000 group metadata event as `channels search` prints it."""
     tags = event.get("tags", [])
@@ -114,16 +105,11 @@ def channel_row(event: Event) -> dict[str, Any]:
     }
 
 
-async def _thread_tags(relay: RelaySession, parent_id: str) -> Tags:
+async def _reply_tags(relay: RelaySession, parent_id: str) -> Tags:
     parents = await relay.query([{"ids": [parent_id], "limit": 1}])
     if not parents:
         raise UserError(f"--reply-to event {parent_id} not found")
-    markers = {str(t[3]): str(t[1]) for t in parents[0].get("tags", [])
-               if isinstance(t, list) and len(t) >= 4 and t[0] == "e"}
-    root = markers.get("root") or markers.get("reply")
-    if root is None:
-        return [["e", parent_id, "", "reply"]]
-    return [["e", root, "", "root"], ["e", parent_id, "", "reply"]]
+    return thread_tags(parents[0])
 
 
 async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
@@ -132,7 +118,7 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
         content = sys.stdin.read() if args.content == "-" else args.content
         tags: Tags = [["h", args.channel]]
         if args.reply_to:
-            tags.extend(await _thread_tags(relay, args.reply_to))
+            tags.extend(await _reply_tags(relay, args.reply_to))
         tags.extend(["p", pk.lower()] for pk in dict.fromkeys(args.mention))
         event = await relay.send(9, content, tags)
         return _write_response(event, message=event)
@@ -160,7 +146,7 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
     if command == ("channels", "search"):
         events = await relay.query([{"kinds": [39000]}])
         query = args.query.casefold()
-        rows = [channel_row(event) for event in _latest_by(events, "d").values()]
+        rows = [channel_row(event) for event in latest_by(events, "d").values()]
         rows = [row for row in rows
                 if (row["name"].casefold() == query if args.exact else query in row["name"].casefold())
                 and (args.include_archived or not row["archived"])]
@@ -168,7 +154,7 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
         return rows[: args.limit]
     if command == ("channels", "members"):
         events = await relay.query([{"kinds": [39002], "#d": [args.channel]}])
-        latest = _latest_by(events, "d").get(args.channel)
+        latest = latest_by(events, "d").get(args.channel)
         if latest is None:
             return []
         return [{"pubkey": t[1], "role": t[3] if len(t) > 3 and t[3] else "member"}
@@ -177,7 +163,7 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
         pubkeys = [pk.lower() for pk in args.pubkey]
         events = await relay.query([{"kinds": [0], "authors": pubkeys}])
         profiles = []
-        for pubkey, event in sorted(_latest_by(events, "pubkey").items()):
+        for pubkey, event in sorted(latest_by(events, "pubkey").items()):
             try:
                 profile = json.loads(event.get("content") or "{}")
             except ValueError:

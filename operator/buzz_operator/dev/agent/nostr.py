@@ -145,3 +145,27 @@ def verify_event(event: Event) -> bool:
 def tag_values(event: Event, name: str) -> list[str]:
     return [tag[1] for tag in event.get("tags", [])
             if isinstance(tag, list) and len(tag) >= 2 and tag[0] == name]
+
+
+def thread_tags(parent: Event) -> Tags:
+    """NIP-10 tags for a reply to `parent`, like the SDK: a direct reply to a root, or root +
+    reply when `parent` is itself a reply (its root is its "root" marker, or the event a direct
+    reply's lone "reply" marker names)."""
+    markers = {str(tag[3]): str(tag[1]) for tag in parent.get("tags", [])
+               if isinstance(tag, list) and len(tag) >= 4 and tag[0] == "e"}
+    root = markers.get("root") or markers.get("reply")
+    if root is None:
+        return [["e", str(parent["id"]), "", "reply"]]
+    return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
+
+
+def latest_by(events: list[Event], key: str) -> dict[str, Event]:
+    """The newest event per author (`key="pubkey"`) or per `d` tag (`key="d"`, replaceable
+    relay state such as kind 39000/39002)."""
+    latest: dict[str, Event] = {}
+    for event in events:
+        ident = (tag_values(event, "d") or [""])[0] if key == "d" else str(event.get("pubkey", ""))
+        if ident and (ident not in latest or event.get("created_at", 0) >= latest[ident].get("created_at", 0)):
+            latest[ident] = event
+    return latest
+

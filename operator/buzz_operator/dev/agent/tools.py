@@ -11,7 +11,7 @@ import time
 import uuid
 
 from .config import AcpConfig
-from .nostr import Event, Tags, tag_values
+from .nostr import Event, Tags, latest_by, tag_values, thread_tags
 from .session import RelaySession
 from .tracing import ACP_TARGET, Logger
 from .turn import KIND_ADD_MEMBER, KIND_CREATE_CHANNEL, KIND_MESSAGE, KIND_PROFILE, Turn, created_at
@@ -42,7 +42,7 @@ class Tools:
                    mentions: list[str] | None = None) -> Event:
         tags: Tags = [["h", turn.channel]]
         if thread:
-            tags.extend(self._thread_tags(turn.event))
+            tags.extend(thread_tags(turn.event))
         for pubkey in dict.fromkeys(mentions or []):
             tags.append(["p", pubkey])
         # A model takes seconds; the stand-in takes milliseconds. Publishing in the same second
@@ -55,17 +55,6 @@ class Tools:
         event = await self.relay.send(KIND_MESSAGE, content, tags)
         turn.floor = max(turn.floor, created_at(event))
         return event
-
-    @staticmethod
-    def _thread_tags(parent: Event) -> Tags:
-        """NIP-10 like the SDK: a direct reply to a root, or root + reply for a nested one."""
-        markers = {str(tag[3]): str(tag[1]) for tag in parent.get("tags", [])
-                   if isinstance(tag, list) and len(tag) >= 4 and tag[0] == "e"}
-        # the parent's root; a direct reply's parent ("reply" marker alone) is the root itself
-        root = markers.get("root") or markers.get("reply")
-        if root is None:
-            return [["e", str(parent["id"]), "", "reply"]]
-        return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
 
     async def ask(self, turn: Turn, pubkey: str, name: str, question: str) -> Event:
         """Mention a teammate in the thread and wait (idle timeout) for its answer."""
@@ -101,11 +90,7 @@ class Tools:
         Display names are not unique on a shared relay (another owner's directory may reuse
         them), so a name claimed by several identities resolves to the one attested by the
         same NIP-OA owner as this agent, then to the most recently published profile."""
-        latest: dict[str, Event] = {}
-        for event in await self.relay.query([{"kinds": [KIND_PROFILE], "limit": 5000}]):
-            author = str(event.get("pubkey", ""))
-            if author not in latest or event.get("created_at", 0) >= latest[author].get("created_at", 0):
-                latest[author] = event
+        latest = latest_by(await self.relay.query([{"kinds": [KIND_PROFILE], "limit": 5000}]), "pubkey")
         my_owner = self.config.auth_tag[1] if self.config.auth_tag else None
         ranked: dict[str, tuple[tuple[bool, int], str]] = {}
         for author, event in latest.items():

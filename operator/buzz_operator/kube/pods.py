@@ -1,0 +1,73 @@
+"""Reading a trial pod's state: running and ready for exec, or why not (the reason words of
+trial/failures.py), so a stuck image pull surfaces at once instead of at the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from buzz_operator.kube.client import Kube
+from buzz_operator.kube.objects import read_pod
+
+# Waiting reasons that will not resolve by waiting longer.
+PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"})
+CRASHES = frozenset({"CrashLoopBackOff", "CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
+
+
+@dataclass(frozen=True)
+class PodState:
+    """`ready`: every container runs; otherwise `reason` (a failures.py word) if it is hopeless."""
+
+    ready: bool
+    reason: str | None = None
+    message: str = ""
+
+
+def _statuses(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    status = pod.get("status") or {}
+    return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+
+
+def pod_state(pod: dict[str, Any] | None) -> PodState:
+    """Pure: classify a pod as read from the API."""
+    if pod is None:
+        return PodState(False, "PodDeleted", "the trial pod no longer exists")
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return PodState(False, "PodDeleted", "the trial pod is being deleted")
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    if status.get("reason") == "Evicted":
+        return PodState(False, "PodEvicted", status.get("message") or "evicted")
+    for container in _statuses(pod):
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        detail = f"{container.get('name')}: {reason}: {waiting.get('message') or ''}".rstrip(": ")
+        if reason in PULL_FAILURES:
+            return PodState(False, "ImagePullFailed", detail)
+        if reason in CRASHES:
+            return PodState(False, "ContainerCrashed", detail)
+        terminated = (container.get("state") or {}).get("terminated") or {}
+        if terminated and terminated.get("exitCode", 0) != 0:
+            return PodState(False, "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
+                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}")
+    if phase in ("Succeeded", "Failed"):
+        return PodState(False, "PodLost", f"the trial pod ended ({phase})")
+    if phase == "Running":
+        main = status.get("containerStatuses") or []
+        if main and all((c.get("state") or {}).get("running") for c in main):
+            return PodState(True)
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":
+            return PodState(False, None, condition.get("message") or "unschedulable")
+    return PodState(False)
+
+
+async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5) -> PodState:
+    """Until every container runs, or the pod is hopeless; TimeoutError after `timeout_s`."""
+    async with asyncio.timeout(timeout_s):
+        while True:
+            state = pod_state(await read_pod(kube, namespace, name))
+            if state.ready or state.reason is not None:
+                return state
+            await asyncio.sleep(poll)

@@ -1,0 +1,100 @@
+"""Files in and out of a container as tar streams over exec (the seed's upload_file and
+download_dir). Uploads are built in memory; downloads are unpacked in memory and written
+only as regular files under the destination, so a hostile container cannot plant links or
+write outside it (tar path traversal)."""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import shlex
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from buzz_operator.kube import exec as kexec
+from buzz_operator.kube.client import Kube
+
+
+class TarError(RuntimeError):
+    """The container could not pack or unpack a tar stream."""
+
+
+def pack(files: Mapping[str, bytes | tuple[bytes, int]]) -> bytes:
+    """A tar of `{relative path: content}` (or `(content, mode)`); default mode 0644."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        for name, entry in sorted(files.items()):
+            content, mode = entry if isinstance(entry, tuple) else (entry, 0o644)
+            info = tarfile.TarInfo(_safe_name(name))
+            info.size, info.mode = len(content), mode
+            archive.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def pack_directory(root: Path) -> bytes:
+    """Every regular file under `root`, keeping the executable bit."""
+    files: dict[str, bytes | tuple[bytes, int]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            files[path.relative_to(root).as_posix()] = (path.read_bytes(), mode)
+    return pack(files)
+
+
+def _safe_name(name: str) -> str:
+    clean = posixpath.normpath(name.lstrip("/"))
+    if clean in ("", ".") or clean.startswith("../") or clean == "..":
+        raise TarError(f"refusing path {name!r}")
+    return clean
+
+
+def unpack(data: bytes) -> dict[str, bytes]:
+    """Regular files of a tar stream; links, devices and escaping paths are skipped."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        for member in archive:
+            if not member.isfile():
+                continue
+            try:
+                name = _safe_name(member.name)
+            except TarError:
+                continue
+            handle = archive.extractfile(member)
+            if handle is not None:
+                out[name] = handle.read()
+    return out
+
+
+async def upload(
+    kube: Kube, namespace: str, pod: str, container: str, destination: str, archive: bytes, *, timeout_s: float
+) -> None:
+    """Unpack `archive` into `destination` (created) inside the container."""
+    dest = shlex.quote(destination)
+    script = f'mkdir -p {dest} && head -c "$BUZZ_STDIN_BYTES" | tar -x -o -f - -C {dest}'
+    result = await kexec.run(kube, namespace, pod, container, script, stdin=archive, timeout_s=timeout_s)
+    if not result.ok:
+        raise TarError(f"upload to {destination} failed ({result.exit_code}): {result.stderr[-500:]!r}")
+
+
+async def download(
+    kube: Kube, namespace: str, pod: str, container: str, source: str, *, timeout_s: float
+) -> dict[str, bytes]:
+    """The regular files under `source` in the container, by path relative to it; {} if absent."""
+    src = shlex.quote(source)
+    script = f"if [ -d {src} ]; then tar -c -f - -C {src} .; fi"
+    result = await kexec.run(kube, namespace, pod, container, script, timeout_s=timeout_s)
+    if not result.ok:
+        raise TarError(f"download of {source} failed ({result.exit_code}): {result.stderr[-500:]!r}")
+    return unpack(result.stdout) if result.stdout else {}
+
+
+def write_tree(files: Mapping[str, bytes], root: Path) -> list[Path]:
+    """Write unpacked files under `root` (names were made safe by unpack)."""
+    written = []
+    for name, content in sorted(files.items()):
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        written.append(path)
+    return written

@@ -135,3 +135,26 @@ async def test_wait_for_done_ignores_non_orchestrator_and_non_prefix(target, mak
         assert (await o.publish(final))[0]
         got = await asyncio.wait_for(waiter, 10)
     assert got["id"] == final["id"]
+
+
+async def test_same_second_messages_keep_arrival_order(relay, target, make_request) -> None:
+    """A reply posted within the second of the task it answers must read after it, whatever the
+    event ids: the verifiers score the last orchestrator message after the task (§8)."""
+    handle, secrets = await provision(target, make_request())
+    orch = handle.seats[0]
+    lead = secrets.seats[orch.seat_id]
+    second = int(time.time())
+    async with _client(relay, secrets.user_secret_hex, secrets.user_auth_tag) as user, \
+            _client(relay, lead.secret_hex, lead.auth_tag) as o:
+        question = user.sign(9, "question", [["h", handle.channel_id]], created_at=second)
+        # an answer in the same second whose id sorts before the question's
+        nonce = 0
+        while True:
+            answer = o.sign(9, f"answer {nonce}", [["h", handle.channel_id]], created_at=second)
+            if answer["id"] < question["id"]:
+                break
+            nonce += 1
+        assert (await user.publish(question))[0]
+        assert (await o.publish(answer))[0]
+        got = await user.query([{"kinds": [9], "#h": [handle.channel_id]}])
+    assert [e["id"] for e in got] == [question["id"], answer["id"]]

@@ -12,7 +12,7 @@ from buzz_operator.dev.relay.filters import Filter, filter_sql
 
 # any constant works; it only has to be the same for every relay process sharing a database
 _SCHEMA_LOCK_KEY = 0x62757A7A72656C61  # "buzzrela"
-_EVENT_COLUMNS = "e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig"
+_EVENT_COLUMNS = "e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig, e.received_at"
 
 
 def row_to_event(row: asyncpg.Record) -> dict[str, Any]:
@@ -49,8 +49,10 @@ async def insert_event(
 
 async def query_events(pool: asyncpg.Pool, filters: list[Filter], reader: str) -> list[dict[str, Any]]:
     """Union of the filters. Per filter: newest first, cut at `limit`, then the union is returned
-    oldest first so a client reads a channel in the order it was written."""
-    seen: dict[str, dict[str, Any]] = {}
+    oldest first so a client reads a channel in the order it was written. Events of the same
+    second keep their arrival order (not id order): a reply posted in the second of the task it
+    answers must still come after it, or a transcript reads the reply before the question."""
+    seen: dict[str, tuple[Any, dict[str, Any]]] = {}
     async with pool.acquire() as conn:
         for flt in filters:
             if flt.limit == 0:
@@ -58,12 +60,12 @@ async def query_events(pool: asyncpg.Pool, filters: list[Filter], reader: str) -
             where, args = filter_sql(flt, "$1", 2)
             rows = await conn.fetch(
                 f"SELECT {_EVENT_COLUMNS} FROM relay.events e WHERE {where} "
-                f"ORDER BY e.created_at DESC, e.id DESC LIMIT {int(flt.limit)}",
+                f"ORDER BY e.created_at DESC, e.received_at DESC, e.id DESC LIMIT {int(flt.limit)}",
                 reader, *args,
             )
             for row in rows:
-                seen.setdefault(row["id"], row_to_event(row))
-    return sorted(seen.values(), key=lambda ev: (ev["created_at"], ev["id"]))
+                seen.setdefault(row["id"], ((row["created_at"], row["received_at"], row["id"]), row_to_event(row)))
+    return [event for _, event in sorted(seen.values(), key=lambda pair: pair[0])]
 
 
 async def channel_row(conn: asyncpg.Connection, channel_id: str, *, lock: bool = False) -> dict[str, Any] | None:

@@ -41,8 +41,11 @@ KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'
 
 # The stack is copied as the unprivileged init user; logs/ and prompts/ are then made
 # world-writable because the task image may run as any user and must write there.
+# `cp -R`, not `cp -a`: the emptyDir mount point is root's and the init container runs as 65532,
+# so preserving the source directory's attributes onto /opt/buzz fails with EPERM; each file's
+# mode survives a plain copy (the stack image makes bin/ 0755).
 STACK_INSTALL = (
-    f"cp -a {STACK_SOURCE}/. {REMOTE_ROOT}/ && mkdir -p {REMOTE_LOGS} {REMOTE_PROMPTS} "
+    f"cp -R {STACK_SOURCE}/. {REMOTE_ROOT}/ && mkdir -p {REMOTE_LOGS} {REMOTE_PROMPTS} "
     f"&& chmod 0777 {REMOTE_LOGS} {REMOTE_PROMPTS}"
 )
 

@@ -114,7 +114,7 @@ def test_stack_init_container_golden() -> None:
         "command": [
             "sh",
             "-c",
-            "cp -a /stack/. /opt/buzz/ && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
+            "cp -R /stack/. /opt/buzz/ && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
             "&& chmod 0777 /opt/buzz/logs /opt/buzz/prompts",
         ],
         "resources": {

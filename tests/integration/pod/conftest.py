@@ -16,11 +16,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
+from buzz_operator.condition import ExperimentManifest
+from buzz_operator.dataset import load_task
 from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
+from buzz_operator.trial.deadlines import step_deadlines
 
 ROOT = Path(__file__).resolve().parents[3]
 RELAY_URL = "ws://localhost:3600"
@@ -110,3 +114,22 @@ async def cluster_relay(kube: Kube, namespace: str, relay_db: str, pg_dsn: str) 
             await asyncio.sleep(0.5)
     await healthcheck(target)
     return ClusterRelay(relay, target, owner)
+
+
+def trial_spec(task_name: str, manifest: ExperimentManifest) -> BuzzTrialSpec:
+    task = load_task(ROOT / "tasks" / task_name)
+    return BuzzTrialSpec(
+        sweep_name="by-hand", task=task.name, task_digest=task.digest, attempt=1,
+        condition_hash=manifest.sha256, image=task.image_ref("docker.io/buzz-tasks", "builtin"),
+        stack_image="docker.io/buzz/stack:dev", operator_image="docker.io/buzz/operator:dev",
+        image_pull_policy="Never", endpoints=["standin/oracle"],
+        resources=TrialResources(cpus=0.5, memory_mb=256),
+        deadlines=step_deadlines(agent_timeout_sec=60, verifier_timeout_sec=30, build_timeout_sec=120,
+                                 manifest_timeout_seconds=manifest.trial_budget.timeout_seconds, multiplier=1.0),
+    )
+
+
+@pytest.fixture
+def make_trial_spec() -> object:
+    """`make_trial_spec(task_name, manifest)` → a BuzzTrialSpec for a builtin task image."""
+    return trial_spec

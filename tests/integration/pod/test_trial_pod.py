@@ -12,7 +12,7 @@ import secrets
 from pathlib import Path
 
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
+from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.condition import (
     EndpointConfig,
     ExperimentManifest,
@@ -25,7 +25,6 @@ from buzz_operator.condition import (
     teammates_of,
 )
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
-from buzz_operator.dataset import load_task
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import tar
 from buzz_operator.kube.client import Kube
@@ -33,25 +32,11 @@ from buzz_operator.kube.objects import create_pod, service_target
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
-from buzz_operator.trial.deadlines import step_deadlines
 from buzz_operator.trial.podspec import forwarder_listen_address
 from buzz_operator.trial.runtime_pod import trial_pod
 
 ROOT = Path(__file__).resolve().parents[3]
 RELAY_URL = "ws://localhost:3600"
-
-
-def trial_spec(task_name: str, manifest: ExperimentManifest) -> BuzzTrialSpec:
-    task = load_task(ROOT / "tasks" / task_name)
-    return BuzzTrialSpec(
-        sweep_name="by-hand", task=task.name, task_digest=task.digest, attempt=1,
-        condition_hash=manifest.sha256, image=task.image_ref("docker.io/buzz-tasks", "builtin"),
-        stack_image="docker.io/buzz/stack:dev", operator_image="docker.io/buzz/operator:dev",
-        image_pull_policy="Never", endpoints=["standin/oracle"],
-        resources=TrialResources(cpus=0.5, memory_mb=256),
-        deadlines=step_deadlines(agent_timeout_sec=60, verifier_timeout_sec=30, build_timeout_sec=120,
-                                 manifest_timeout_seconds=manifest.trial_budget.timeout_seconds, multiplier=1.0),
-    )
 
 
 async def create_trial(kube: Kube, namespace: str, name: str, spec: BuzzTrialSpec) -> str:
@@ -61,7 +46,7 @@ async def create_trial(kube: Kube, namespace: str, name: str, spec: BuzzTrialSpe
     return str(created["metadata"]["uid"])
 
 
-async def test_seat_in_trial_pod_subscribes_through_forwarder(kube, namespace, cluster_relay, crds) -> None:  # type: ignore[no-untyped-def]
+async def test_seat_in_trial_pod_subscribes_through_forwarder(kube, namespace, cluster_relay, crds, make_trial_spec) -> None:  # type: ignore[no-untyped-def]
     manifest = ExperimentManifest.load(ROOT / "manifests" / "standin-oracle.yaml")
     endpoints = EndpointConfig.load(ROOT / "manifests" / "endpoints" / "standin.json")
     seats = plan_seats(manifest)
@@ -69,7 +54,7 @@ async def test_seat_in_trial_pod_subscribes_through_forwarder(kube, namespace, c
         run_id="by-hand", trial_id=f"trial-{secrets.token_hex(8)}", manifest_sha256=manifest.sha256,
         seats=seats, channel_label="user-mention", task_name="user-mention"))
 
-    spec = trial_spec("user-mention", manifest)
+    spec = make_trial_spec("user-mention", manifest)
     uid = await create_trial(kube, namespace, "t1", spec)
     pod = trial_pod(
         trial_name="t1", trial_uid=uid, namespace=namespace, retry=0, spec=spec, trial_labels={},

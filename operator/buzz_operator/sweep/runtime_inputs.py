@@ -1,0 +1,157 @@
+"""A sweep's inputs read through the API: the condition (manifest and pinned prompts), the
+endpoint config and its API keys, the dataset, the relay target and the store URL.
+
+Shared by the sweep handler (which validates them before planning) and every trial (which
+needs them to run). Each problem raises InputError naming the spec field, so the sweep's
+Accepted condition can say exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.condition import (
+    ConditionError,
+    EndpointConfig,
+    ExperimentManifest,
+    check_endpoints,
+    verify_prompt_files,
+    verify_prompts,
+)
+from buzz_operator.dataset import builtin_dataset_path, load_dataset
+from buzz_operator.dataset.task import Task
+from buzz_operator.kube import objects
+from buzz_operator.kube.client import Kube
+from buzz_operator.relay.tenant_models import RelayTarget
+
+# Inline conditions name prompt files relative to this directory (the repository's manifests/
+# when run from a checkout; the chart mounts it in the operator pod).
+ARTIFACT_ROOT_ENV = "BUZZ_ARTIFACT_ROOT"
+STORAGE_URL_ENV = "BUZZ_STORAGE_URL"
+DEFAULT_STORAGE_URL = "file:///var/lib/buzz-operator/bundles"
+
+
+class InputError(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def artifact_root() -> Path:
+    override = os.environ.get(ARTIFACT_ROOT_ENV)
+    return Path(override) if override else Path(__file__).resolve().parents[3] / "manifests"
+
+
+def default_storage_url() -> str:
+    return os.environ.get(STORAGE_URL_ENV) or DEFAULT_STORAGE_URL
+
+
+@dataclass(frozen=True)
+class Condition:
+    manifest: ExperimentManifest
+    prompts: dict[str, bytes]  # class_id -> persona bytes, digest-checked
+
+
+def _parse_document(text: str, field: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(field, f"not YAML or JSON: {exc}") from exc
+
+
+async def _config_map(kube: Kube, namespace: str, name: str, field: str) -> dict[str, str]:
+    try:
+        return await objects.read_config_map(kube, namespace, name)
+    except ApiException as exc:
+        raise InputError(field, f"ConfigMap {name} cannot be read (HTTP {exc.status})") from exc
+
+
+async def load_condition(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Condition:
+    source = spec.condition
+    try:
+        if source.inline is not None:
+            manifest = ExperimentManifest.load(source.inline)
+            prompts = verify_prompts(manifest, artifact_root())
+        else:
+            ref = source.config_map_ref
+            assert ref is not None  # the model guarantees exactly one source
+            data = await _config_map(kube, namespace, ref.name, "spec.condition.configMapRef")
+            if ref.manifest_key not in data:
+                raise InputError("spec.condition.configMapRef.manifestKey", f"ConfigMap has no key {ref.manifest_key}")
+            manifest = ExperimentManifest.load(_parse_document(data[ref.manifest_key], "spec.condition"))
+            files = {key.replace("__", "/"): value.encode() for key, value in data.items() if key != ref.manifest_key}
+            prompts = verify_prompt_files(manifest, files)
+    except ConditionError as exc:
+        raise InputError("spec.condition", str(exc)) from exc
+    return Condition(manifest, prompts)
+
+
+async def load_endpoints(
+    kube: Kube, namespace: str, spec: BuzzSweepSpec, manifest: ExperimentManifest
+) -> tuple[EndpointConfig, dict[str, str]]:
+    """The endpoint config and `{api_key_env: key}` for the endpoints the roster uses."""
+    source = spec.endpoints
+    if source is None:
+        raise InputError("spec.endpoints", "required: the roster names endpoints "
+                                           f"{sorted({e.endpoint for e in manifest.roster})}")
+    try:
+        if source.config is not None:
+            config = EndpointConfig.load(source.config)
+        else:
+            ref = source.config_map_ref
+            assert ref is not None
+            data = await _config_map(kube, namespace, ref.name, "spec.endpoints.configMapRef")
+            if ref.key not in data:
+                raise InputError("spec.endpoints.configMapRef.key", f"ConfigMap has no key {ref.key}")
+            config = EndpointConfig.load(_parse_document(data[ref.key], "spec.endpoints"))
+        check_endpoints(manifest, config)
+    except ConditionError as exc:
+        raise InputError("spec.endpoints", str(exc)) from exc
+    keys: dict[str, str] = {}
+    if source.secret_ref is not None:
+        try:
+            stored = await objects.read_secret(kube, namespace, source.secret_ref.name)
+        except ApiException as exc:
+            raise InputError("spec.endpoints.secretRef", f"Secret cannot be read (HTTP {exc.status})") from exc
+        wanted = {config[e.endpoint].api_key_env for e in manifest.roster}
+        keys = {name: stored[name] for name in sorted(wanted) if name in stored}
+    return config, keys
+
+
+def load_tasks(spec: BuzzSweepSpec) -> tuple[str, list[Task]]:
+    """(dataset name, tasks) after include/exclude."""
+    if spec.dataset.builtin is None:
+        raise InputError("spec.dataset", "only the builtin dataset is served by this operator build")
+    tasks = load_dataset(builtin_dataset_path(), spec.include, spec.exclude)
+    if not tasks:
+        raise InputError("spec.include", "no task of the dataset matches include/exclude")
+    return "builtin", tasks
+
+
+async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
+    relay = spec.relay
+    try:
+        owner = (await objects.read_secret(kube, namespace, relay.owner_key_secret_ref.name,
+                                           key=relay.owner_key_secret_ref.key))[relay.owner_key_secret_ref.key]
+        dsn = (await objects.read_secret(kube, namespace, relay.postgres_dsn_secret_ref.name,
+                                         key=relay.postgres_dsn_secret_ref.key))[relay.postgres_dsn_secret_ref.key]
+    except (ApiException, KeyError) as exc:
+        raise InputError("spec.relay", f"relay secrets cannot be read: {exc}"[:200]) from exc
+    try:
+        target = await objects.service_target(kube, namespace, relay.service_ref.name, relay.service_ref.port)
+    except (ApiException, ValueError) as exc:
+        raise InputError("spec.relay.serviceRef", f"Service cannot be resolved: {exc}"[:200]) from exc
+    # The operator dials the Service's ClusterIP and presents the canonical authority as Host.
+    return RelayTarget(url=relay.url, owner_secret_hex=owner.strip(), pg_dsn=dsn.strip(), connect_url=f"ws://{target}")
+
+
+def storage_url(spec: BuzzSweepSpec) -> str:
+    return spec.storage.url if spec.storage is not None else default_storage_url()
+

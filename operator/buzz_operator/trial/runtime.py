@@ -1,0 +1,107 @@
+"""Driving one trial down its corridor: the step for the current phase runs, its fact (or its
+failure) becomes the next status through the pure state machine, and that status is written
+before the next step starts — so a restarted operator resumes at the first unrecorded step.
+
+`drive` is what the BuzzTrial daemon calls; `step_once` is one transition, for tests and for
+handlers that prefer a timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.trial import runtime_bundle, runtime_grade, runtime_launch, runtime_run
+from buzz_operator.trial.failures import StepFailure, exception_reason
+from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.state import (
+    RELEASED,
+    Fact,
+    advance,
+    begin,
+    fail,
+    is_terminal,
+    released,
+    seconds_until_ready,
+)
+
+log = logging.getLogger(__name__)
+
+Step = Callable[[TrialContext, BuzzTrialStatus], Awaitable[Fact]]
+STEPS: dict[Phase, Step] = {
+    Phase.PROVISIONING: runtime_launch.provision,
+    Phase.LAUNCHING: runtime_launch.launch,
+    Phase.RUNNING: runtime_run.run,
+    Phase.COLLECTING: runtime_grade.collect,
+    Phase.GRADING: runtime_grade.grade,
+    Phase.BUNDLING: runtime_bundle.bundle,
+}
+# Steps without a deadline of their own in the spec (provisioning talks to relay and Postgres).
+PROVISION_S = 120.0
+
+WriteStatus = Callable[[BuzzTrialStatus, BuzzTrialStatus], Awaitable[None]]
+
+
+def _deadline_s(ctx: TrialContext, phase: Phase) -> float | None:
+    d = ctx.spec.deadlines
+    return {
+        Phase.PROVISIONING: PROVISION_S,
+        Phase.LAUNCHING: float(d.schedule_seconds + d.setup_seconds),
+        # the run bounds its own DONE wait by agentSeconds; settle and stop follow it
+        Phase.RUNNING: None,
+        Phase.COLLECTING: float(d.collect_seconds) + runtime_grade.VERIFIER_DEPS_DEADLINE_S,
+        Phase.GRADING: float(d.verifier_seconds + 60),
+        Phase.BUNDLING: float(d.upload_seconds),
+    }[phase]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStatus:
+    """One transition from `status` (unchanged while a backoff holds it)."""
+    if status.phase is Phase.PENDING:
+        return begin(status, now())
+    if is_terminal(status):
+        if any(c.type == RELEASED for c in status.conditions):
+            return status
+        await runtime_bundle.teardown(ctx, status)
+        return released(status, now())
+    if seconds_until_ready(status, now()) > 0:
+        return status
+    step = STEPS[status.phase]
+    try:
+        async with asyncio.timeout(_deadline_s(ctx, status.phase)):
+            fact = await step(ctx, status)
+    except StepFailure as failure:
+        log.info("trial %s: %s failed: %s", ctx.name, status.phase, failure.reason)
+        spend = getattr(failure, "spend", None)
+        return fail(status, failure, now(), retry=ctx.spec.retry, spend=spend)
+    except Exception as error:  # every other error is classified by type, never lost
+        reason = exception_reason(error)
+        log.warning("trial %s: %s raised %s: %s", ctx.name, status.phase, type(error).__name__, error)
+        message = f"{type(error).__name__}: {error}"[:300]
+        return fail(status, StepFailure(reason, message), now(), retry=ctx.spec.retry)
+    return advance(status, fact, now())
+
+
+def settled(status: BuzzTrialStatus) -> bool:
+    """Terminal and torn down: nothing more to do for this trial."""
+    return is_terminal(status) and any(c.type == RELEASED for c in status.conditions)
+
+
+async def drive(ctx: TrialContext, status: BuzzTrialStatus, write: WriteStatus) -> BuzzTrialStatus:
+    """Walk until the trial is terminal and released, writing every transition first."""
+    while not settled(status):
+        wait = seconds_until_ready(status, now())
+        if wait > 0:
+            await asyncio.sleep(wait)
+        new = await step_once(ctx, status)
+        if new != status:
+            await write(status, new)
+        status = new
+    return status

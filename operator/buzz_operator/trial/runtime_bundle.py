@@ -1,0 +1,192 @@
+"""Bundling and teardown (§4.9, §5.2–§5.4, §3.6): everything the try left in its pod is
+gathered into the Harbor layout, accounted and secret-scanned by the ledger, uploaded with
+result.json last; then the channel is archived and the pod and Secret deleted.
+
+Bundling reads only from the pod and the relay, so after an operator restart it simply runs
+again; an upload that already committed is left as it is (result.json is never rewritten).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.api.trial import BuzzTrialStatus, Outcome
+from buzz_operator.condition import redact_endpoints
+from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS
+from buzz_operator.kube import objects, tar
+from buzz_operator.ledger import (
+    PhaseTiming,
+    TrialException,
+    agent_metadata,
+    agent_result,
+    build_trial_result,
+    collect_accounting,
+    render_trial_result,
+    trial_timing,
+    write_bundle,
+)
+from buzz_operator.relay import tenant
+from buzz_operator.relay.evidence import transcript_from_evidence
+from buzz_operator.relay.tenant_models import ProvisioningError
+from buzz_operator.storage import errors as storage_errors
+from buzz_operator.storage.bundle import upload_bundle
+from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, trial_prefix
+from buzz_operator.storage.url import open_store
+from buzz_operator.trial.failures import StepFailure
+from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
+from buzz_operator.trial.runtime_io import download, recorded
+from buzz_operator.trial.runtime_launch import tenant_of, tenant_request
+from buzz_operator.trial.runtime_shell import STATE_DIR
+from buzz_operator.trial.state import Bundled
+
+EVIDENCE = "buzz-evidence.json"
+
+
+async def _best_effort(ctx: TrialContext, pod: str, source: str) -> dict[str, bytes]:
+    # A lost pod must not cost the bundle: write what can still be read.
+    try:
+        return await download(ctx, pod, source)
+    except (StepFailure, TimeoutError):
+        return {}
+
+
+async def _forwarder_log(ctx: TrialContext, pod: str) -> bytes:
+    try:
+        text = await ctx.kube.core.read_namespaced_pod_log(pod, ctx.namespace, container="forwarder")
+    except ApiException:
+        return b""
+    return str(text).encode()
+
+
+async def _gather(ctx: TrialContext, pod: str, agent_dir: Path, verifier_dir: Path) -> dict[str, Any]:
+    logs = await _best_effort(ctx, pod, REMOTE_LOGS)
+    logs = {k: v for k, v in logs.items() if "/" not in k}
+    tar.write_tree(logs, agent_dir)
+    tar.write_tree({k: v for k, v in (await _best_effort(ctx, pod, REMOTE_PROMPTS)).items() if "/" not in k},
+                   agent_dir)
+    if forwarder := await _forwarder_log(ctx, pod):
+        (agent_dir / "relay-forwarder.log").write_bytes(forwarder)
+    artifacts = await _best_effort(ctx, pod, "/logs/artifacts")
+    if EVIDENCE in artifacts:
+        (agent_dir / EVIDENCE).write_bytes(artifacts[EVIDENCE])
+        transcript = transcript_from_evidence(json.loads(artifacts[EVIDENCE]))
+        (agent_dir / "transcript.json").write_text(json.dumps(transcript, indent=2, sort_keys=True) + "\n")
+    state = await _best_effort(ctx, pod, STATE_DIR)
+    if EVIDENCE_ERROR in state:
+        (agent_dir / EVIDENCE_ERROR).write_bytes(state[EVIDENCE_ERROR])
+    tar.write_tree(await _best_effort(ctx, pod, "/logs/verifier"), verifier_dir)
+    try:
+        return await recorded(ctx, pod)
+    except (StepFailure, TimeoutError):
+        return {}
+
+
+def _exception(status: BuzzTrialStatus, now: datetime) -> TrialException | None:
+    if status.outcome is Outcome.TIMEOUT:
+        return TrialException("AgentTimeoutError", "the agents did not post DONE: before the deadline", "", now)
+    if status.failure_class is None or status.reason is None:
+        return None
+    return TrialException(status.reason, status.message or status.reason, "", now)
+
+
+def _stamp(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: dict[str, Any],
+            now: datetime) -> dict[str, Any]:
+    times = status.phase_times
+    metadata = agent_metadata(
+        accounting=accounting, completion_message_id=status.completion_message_id or "",
+        completion_message=str(facts.get("completion_message", "")),
+        stopped_without_done=bool(facts.get("stopped_without_done", False)),
+        buzz_evidence_exported=bool(facts.get("buzz_evidence_exported", False)),
+        agent_active_seconds=_active(facts), usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
+        container_trust_store=str(facts.get("container_trust_store", "failed")),
+        container_verifier_deps=str(facts.get("container_verifier_deps", "unavailable")),
+        agent_max_rounds={s.seat_id: ctx.manifest.roster_class(s.class_id).budget.max_calls or 0 for s in ctx.seats},
+        solo_roster=len(ctx.seats) == 1,
+        agent_platform_prompt={s.seat_id: s.include_platform_prompt for s in ctx.seats},
+        manifest_sha256=ctx.manifest.sha256, condition=ctx.manifest.condition,
+        buzz_channel_id=status.channel_id or "", run_id=ctx.run_id, trial_id=status.trial_id or "",
+    )
+    return build_trial_result(
+        trial_uuid=ctx.uid, task_name=ctx.task.name, trial_name=ctx.name,
+        trial_uri=f"{ctx.store_url.rstrip('/')}/{trial_prefix(ctx.spec.sweep_name, ctx.name)}",
+        task_id={"path": ctx.task.name}, source="builtin", task_checksum=ctx.spec.task_digest,
+        config={"trial_name": ctx.name, "spec": ctx.spec.to_api()}, model_info=None,
+        agent_result=agent_result(accounting, metadata),
+        rewards=dict(status.rewards) if status.reward is not None else None,
+        exception=_exception(status, now), started_at=times.provisioning or times.pending, finished_at=now,
+        environment_setup=PhaseTiming(times.launching, times.running),
+        agent_execution=PhaseTiming(times.running, times.collecting),
+        verifier=PhaseTiming(times.grading, times.bundling),
+    )
+
+
+def _active(facts: dict[str, Any]) -> float | None:
+    start, end = facts.get("active_started"), facts.get("active_finished")
+    return float(end) - float(start) if isinstance(start, int | float) and isinstance(end, int | float) else None
+
+
+async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str]:
+    found = [key for key in ctx.api_keys.values() if key]
+    if status.trial_id:
+        _, secrets = await tenant_of(ctx, status.retries)
+        found += secrets.secret_strings()
+    return found
+
+
+async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
+    pod = status.pod or ctx.pod(status.retries)
+    now = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
+        root = Path(scratch)
+        agent_dir, verifier_dir = root / AGENT_DIR, root / VERIFIER_DIR
+        agent_dir.mkdir(parents=True)
+        verifier_dir.mkdir(parents=True)
+        facts = await _gather(ctx, pod, agent_dir, verifier_dir)
+        accounting = collect_accounting(agent_dir, ctx.seats, ctx.manifest.prices)
+        started = _stamp(status.phase_times.provisioning) or now.timestamp()
+        timing = trial_timing(
+            runtime_started=started, bundle_started=now.timestamp(),
+            active_started=facts.get("active_started"),
+            active_finished=facts.get("active_finished") if facts.get("active_started") is not None else None,
+            usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
+        )
+        write_bundle(
+            agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
+            seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
+            known_secrets=await _known_secrets(ctx, status), timing=timing,
+        )
+        (root / "config.json").write_text(json.dumps({"trial_name": ctx.name, "spec": ctx.spec.to_api()},
+                                                     indent=2, sort_keys=True) + "\n")
+        (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, now)))
+        try:
+            await upload_bundle(open_store(ctx.store_url), ctx.spec.sweep_name, ctx.name, root)
+        except storage_errors.AlreadyCommitted:
+            pass  # a previous run of this step committed it; result.json is never rewritten
+        except storage_errors.StorageError as exc:
+            raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+    return Bundled(bundle_url=f"{ctx.store_url.rstrip('/')}/{trial_prefix(ctx.spec.sweep_name, ctx.name)}")
+
+
+async def teardown(ctx: TrialContext, status: BuzzTrialStatus) -> None:
+    """Archive the channel (never delete events), then delete every try's pod and Secret."""
+    if status.trial_id:
+        try:
+            handle, secrets = await tenant.provision(ctx.relay, tenant_request(ctx, status.retries))
+            await tenant.teardown(ctx.relay, handle, secrets)
+        except ProvisioningError as exc:
+            raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
+    for retry in range(status.retries + 1):
+        await objects.delete_pod(ctx.kube, ctx.namespace, ctx.pod(retry), grace_seconds=0)
+        await objects.delete_secret(ctx.kube, ctx.namespace, ctx.secret(retry))
+

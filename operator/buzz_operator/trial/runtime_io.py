@@ -1,0 +1,72 @@
+"""Small exec helpers shared by the corridor steps: run a script in the task container and
+turn stream failures into the failure reasons of failures.py; keep runtime facts in the pod."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.kube import exec as kexec
+from buzz_operator.kube import tar
+from buzz_operator.kube.exec import ExecResult
+from buzz_operator.trial.failures import StepFailure
+from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.runtime_shell import STATE_DIR
+
+TASK_CONTAINER = "task"
+SHORT_S = 60.0
+
+
+async def sh(
+    ctx: TrialContext,
+    pod: str,
+    script: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout_s: float = SHORT_S,
+) -> ExecResult:
+    try:
+        return await kexec.run(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, script, env=env, stdin=stdin,
+                               timeout_s=timeout_s)
+    except kexec.ExecError as exc:
+        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+    except ApiException as exc:
+        reason = "PodDeleted" if exc.status == 404 else "ApiServerUnavailable"
+        raise StepFailure(reason, f"exec into {pod}: HTTP {exc.status}") from exc
+
+
+async def upload_files(ctx: TrialContext, pod: str, destination: str, files: Mapping[str, Any]) -> None:
+    try:
+        await tar.upload(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, destination, tar.pack(files),
+                         timeout_s=SHORT_S)
+    except (tar.TarError, kexec.ExecError) as exc:
+        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+
+
+async def download(ctx: TrialContext, pod: str, source: str, *, timeout_s: float = 120.0) -> dict[str, bytes]:
+    try:
+        return await tar.download(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, source, timeout_s=timeout_s)
+    except (tar.TarError, kexec.ExecError) as exc:
+        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+
+
+async def record(ctx: TrialContext, pod: str, facts: Mapping[str, Any]) -> None:
+    """Keep runtime facts (dispositions, timestamps) in the pod's state dir, one JSON file each:
+    they belong to this try exactly as long as its pod does, and the bundle step reads them."""
+    await upload_files(ctx, pod, STATE_DIR, {f"{k}.json": json.dumps(v).encode() for k, v in facts.items()})
+
+
+async def recorded(ctx: TrialContext, pod: str) -> dict[str, Any]:
+    files = await download(ctx, pod, STATE_DIR)
+    out: dict[str, Any] = {}
+    for name, data in files.items():
+        if name.endswith(".json"):
+            try:
+                out[name[: -len(".json")]] = json.loads(data)
+            except ValueError:
+                continue
+    return out

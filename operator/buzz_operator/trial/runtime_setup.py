@@ -1,0 +1,53 @@
+"""A TrialContext from a BuzzTrial object: its sweep's inputs read through the API, the task
+loaded from the dataset and checked against the digest the trial was planned with (a dataset
+edited mid-sweep must not change what a planned trial runs)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.api.trial import BuzzTrialSpec
+from buzz_operator.kube.client import Kube
+from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.trial.runtime_context import Redacted, RelayService, TrialContext
+
+SWEEPS = "buzzsweeps"
+
+
+async def read_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
+    try:
+        return await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, SWEEPS, name)
+    except ApiException as exc:
+        raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP {exc.status})") from exc
+
+
+async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -> TrialContext:
+    meta = trial["metadata"]
+    namespace = meta["namespace"]
+    spec = BuzzTrialSpec.model_validate(trial["spec"])
+    sweep = await read_sweep(kube, namespace, spec.sweep_name)
+    sweep_spec = BuzzSweepSpec.model_validate(sweep["spec"])
+    condition = await inputs.load_condition(kube, namespace, sweep_spec)
+    if condition.manifest.sha256 != spec.condition_hash:
+        raise inputs.InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
+    endpoints, keys = await inputs.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
+    _, tasks = inputs.load_tasks(sweep_spec)
+    task = next((t for t in tasks if t.name == spec.task), None)
+    if task is None or task.digest != spec.task_digest:
+        raise inputs.InputError("spec.taskDigest", f"task {spec.task} is missing or changed since planning")
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    return TrialContext(
+        kube=kube, namespace=namespace, name=meta["name"], uid=meta["uid"], sweep_uid=sweep["metadata"]["uid"],
+        spec=spec, labels=dict(meta.get("labels") or {}), manifest=condition.manifest, prompts=condition.prompts,
+        endpoints=endpoints, api_keys=Redacted(keys), task=task,
+        relay=await inputs.relay_target(kube, namespace, sweep_spec),
+        relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
+        store_url=inputs.storage_url(sweep_spec), workdir=workdir,
+    )

@@ -1,0 +1,111 @@
+"""Shell scripts the corridor runs in the task container by exec (pure strings).
+
+They are the seed's commands (buzz-harness.md §4.2, §4.5, §4.6, §4.8) where it had them, so a
+container that seeds its trust store or installs curl for the seed does the same here. Values
+that would otherwise put a marker string into the script's own command line (and so into
+/proc/<pid>/cmdline, where the process sweep would match the sweeping shell) arrive as
+environment variables on the exec's stdin.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from buzz_operator.condition.paths import (
+    REMOTE_BIN,
+    REMOTE_CA_BUNDLE,
+    REMOTE_ROOT,
+    SYSTEM_CA_BUNDLE,
+    SYSTEM_CA_DIR,
+    remote_stderr_log,
+    remote_stdout_log,
+)
+
+STATE_DIR = f"{REMOTE_ROOT}/state"  # what the runtime recorded in the pod (pids, dispositions)
+VERIFIER_DEPS = ("curl",)
+VERIFIER_DEPS_TIMEOUT_S = 120
+
+# §4.2, verbatim: the last stdout line is present | seeded | failed.
+SEED_TRUST_STORE = (
+    f"if [ -s {SYSTEM_CA_BUNDLE} ]; then echo present; "
+    f"elif mkdir -p {SYSTEM_CA_DIR} && cp {REMOTE_CA_BUNDLE} {SYSTEM_CA_BUNDLE}; then echo seeded; "
+    "else echo failed; fi"
+)
+
+# §4.8, verbatim for curl: present | installed | unavailable.
+INSTALL_VERIFIER_DEPS = (
+    "if command -v curl >/dev/null 2>&1; then echo present; "
+    f"elif {{ timeout {VERIFIER_DEPS_TIMEOUT_S} apt-get update -qq >/dev/null 2>&1 || true; }} && "
+    f"timeout {VERIFIER_DEPS_TIMEOUT_S} apt-get install -y -qq curl >/dev/null 2>&1 && "
+    "command -v curl >/dev/null 2>&1; then echo installed; else echo unavailable; fi"
+)
+
+PREPARE = f"mkdir -p {STATE_DIR} /logs/artifacts /logs/verifier"
+
+# Matches processes whose command line names the stack's bin directory ($BUZZ_MATCH), except
+# this shell and the forwarder; `kill -0` alone would count zombies (an exec'd seat that
+# exited is reparented to the keepalive shell, which never reaps it) as alive.
+_LIVE_STACK_PIDS = r"""
+live_stack_pids() {
+  for p in /proc/[0-9]*; do
+    pid=${p#/proc/}
+    [ "$pid" = "$$" ] && continue
+    state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "$p/status" 2>/dev/null)
+    [ -z "$state" ] || [ "$state" = Z ] && continue
+    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    case "$cmd" in *relay-forwarder*) continue ;; *"$BUZZ_MATCH"*) echo "$pid" ;; esac
+  done
+}
+"""
+
+STOP_ENV = {"BUZZ_MATCH": REMOTE_BIN}
+
+# §4.6: TERM, 2 s, KILL — then say how many are left (the caller checks it is 0).
+STOP_SEATS = _LIVE_STACK_PIDS + r"""
+for pid in $(live_stack_pids); do kill -TERM "$pid" 2>/dev/null; done
+sleep 2
+for pid in $(live_stack_pids); do kill -KILL "$pid" 2>/dev/null; done
+sleep 0.2
+echo "left $(live_stack_pids | wc -l)"
+"""
+
+
+def pid_file(seat_id: str) -> str:
+    return f"{STATE_DIR}/{seat_id}.pid"
+
+
+def launch_seat(seat_id: str, command: str) -> str:
+    """§4.4: start buzz-acp detached with its logs; idempotent — a seat whose pid file names a
+    live process is left alone, so a resumed launch never starts a second copy."""
+    pid, out, err = pid_file(seat_id), remote_stdout_log(seat_id), remote_stderr_log(seat_id)
+    return (
+        f'if [ -s {pid} ] && [ -d /proc/$(cat {pid}) ] && '
+        f'! grep -q "^State:[[:space:]]*Z" /proc/$(cat {pid})/status; then cat {pid}; exit 0; fi\n'
+        f"{shlex.quote(command)} </dev/null >{out} 2>{err} &\n"
+        f"echo $! > {pid}; echo $!"
+    )
+
+
+def seats_alive(seat_ids: list[str]) -> str:
+    """One line per seat: `<seat> alive|dead` (dead includes zombies)."""
+    lines = []
+    for seat in seat_ids:
+        pid = pid_file(seat)
+        lines.append(
+            f'p=$(cat {pid} 2>/dev/null); s=$(sed -n "s/^State:[[:space:]]*\\([A-Z]\\).*/\\1/p" /proc/$p/status 2>/dev/null); '
+            f'if [ -n "$p" ] && [ -n "$s" ] && [ "$s" != Z ]; then echo "{seat} alive"; else echo "{seat} dead"; fi'
+        )
+    return "\n".join(lines)
+
+
+def read_logs(seat_id: str) -> str:
+    return f"cat {remote_stdout_log(seat_id)} {remote_stderr_log(seat_id)} 2>/dev/null; true"
+
+
+def run_verifier(timeout_s: int) -> str:
+    """tests/test.sh with the verifier timeout; its output kept where Harbor keeps it."""
+    return (
+        "mkdir -p /logs/verifier && "
+        f"timeout -k 5 {timeout_s} bash /tests/test.sh >/logs/verifier/test-stdout.txt "
+        "2>/logs/verifier/test-stderr.txt; echo \"exit $?\""
+    )

@@ -1,0 +1,95 @@
+"""The corridor by the runtime, without kopf: a BuzzSweep and a BuzzTrial exist in the API, the
+context is read through it (inline condition, builtin dataset, relay secrets, Service), and
+`drive` walks provision → launch → run → collect → grade → bundle → teardown with the real
+trial pod, the in-cluster dev relay and a file:// store, writing status at every step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.condition import ExperimentManifest
+from buzz_operator.kube import objects
+from buzz_operator.kube.client import Kube
+from buzz_operator.trial.runtime import drive
+from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.state import status_patch
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def sweep_body(name: str, store_url: str, task: str) -> dict[str, Any]:
+    manifest = yaml.safe_load((ROOT / "manifests" / "standin-oracle.yaml").read_text())
+    endpoints = json.loads((ROOT / "manifests" / "endpoints" / "standin.json").read_text())
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
+        "spec": {
+            "condition": {"inline": manifest},
+            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
+            "dataset": {"builtin": {}}, "include": [task], "attempts": 1,
+            "relay": {"url": "ws://localhost:3600", "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+            "storage": {"url": store_url}, "imagePullPolicy": "Never",
+        },
+    }
+
+
+async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_relay, crds, make_trial_spec, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+
+    store = tmp_path / "store"
+    api_key = "standin-" + "k" * 32
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "relay-owner", {"owner-key": cluster_relay.owner.secret_hex, "postgres-dsn": cluster_relay.target.pg_dsn},
+        labels={}, owner=None))
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "api-keys", {"STANDIN_API_KEY": api_key}, labels={}, owner=None))
+    await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps",
+                                                      sweep_body("s1", f"file://{store}", "user-mention"))
+    spec = make_trial_spec("user-mention", ExperimentManifest.load(ROOT / "manifests" / "standin-oracle.yaml"))
+    spec = spec.model_copy(update={"sweep_name": "s1"})
+    trial = await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzTrial", "metadata": {"name": "s1-t1"},
+        "spec": spec.to_api()})
+    ctx = await load_context(kube, trial, workdir=tmp_path / "work")
+
+    written: list[BuzzTrialStatus] = []
+
+    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
+        await kube.custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, "buzztrials", "s1-t1", {"status": status_patch(old, new)},
+            _content_type="application/merge-patch+json")
+        written.append(new)
+
+    final = await drive(ctx, BuzzTrialStatus(), write)
+
+    assert final.phase is Phase.SUCCEEDED, final.model_dump(exclude_none=True)
+    assert final.reward == 1.0 and final.outcome == "ok" and final.completion_message_id
+    assert [s.phase for s in written][:7] == [Phase.PROVISIONING, Phase.LAUNCHING, Phase.RUNNING,
+                                              Phase.COLLECTING, Phase.GRADING, Phase.BUNDLING, Phase.SUCCEEDED]
+    stored = await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", "s1-t1")
+    assert stored["status"]["phase"] == "Succeeded" and stored["status"]["reward"] == 1.0
+    assert {c["type"] for c in stored["status"]["conditions"]} >= {"Provisioned", "Launched", "Bundled", "Released"}
+
+    bundle = store / "s1" / "s1-t1"
+    result = json.loads((bundle / "result.json").read_text())
+    assert result["verifier_result"]["rewards"]["reward"] == 1.0 and result["exception_info"] is None
+    summary = json.loads((bundle / "agent" / "buzz" / "summary.json").read_text())
+    assert summary["secret_scan"]["clean"], summary["secret_scan"]
+    assert summary["accounting"]["reconciled"], summary["accounting"]
+    for name in ("solo-1.stdout.log", "solo-1.system-prompt.md", "buzz-evidence.json", "transcript.json",
+                 "receipts.jsonl", "timing.json", "relay-forwarder.log"):
+        assert (bundle / "agent" / "buzz" / name).is_file(), name
+    assert (bundle / "verifier" / "reward.json").is_file()
+    everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
+    assert api_key not in everything and cluster_relay.owner.secret_hex not in everything
+
+    # teardown deleted the pod and the per-try Secret
+    assert await objects.read_pod(kube, namespace, "s1-t1") in (None,) or \
+        (await objects.read_pod(kube, namespace, "s1-t1") or {}).get("metadata", {}).get("deletionTimestamp")
+    secrets = await kube.core.list_namespaced_secret(namespace)
+    assert "s1-t1-seats" not in {s.metadata.name for s in secrets.items}

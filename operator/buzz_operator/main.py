@@ -1,5 +1,39 @@
-"""buzz-operator entry point: runs the kopf operator."""
+"""`buzz-operator`: run the kopf operator over the handlers in buzz_operator.handlers."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+import kopf
+
+DEFAULT_LIVENESS = "http://0.0.0.0:8080/healthz"
 
 
-def main() -> None:
-    raise SystemExit("buzz-operator: the operator arrives with issue 7")
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="buzz-operator", description="Run BuzzSweeps and BuzzTrials.")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace")
+    parser.add_argument("--liveness", default=DEFAULT_LIVENESS, help="liveness endpoint ('' to disable)")
+    parser.add_argument("--verbose", action="store_true", help="debug logging")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    import buzz_operator.handlers  # noqa: F401 — registers the handlers with kopf
+
+    kopf.configure(verbose=args.verbose, log_prefix=True)
+    logging.getLogger("buzz_operator").setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    asyncio.run(kopf.operator(
+        standalone=True,
+        clusterwide=args.all_namespaces or not args.namespace,
+        namespaces=args.namespace,
+        liveness_endpoint=args.liveness or None,
+    ))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""kopf registrations, and nothing else: each handler is a few lines over the rooms.
+
+BuzzSweep: a timer reconciles it level-based (validate → plan → admit → create trials → roll
+up). BuzzTrial: a daemon per trial drives the corridor with trial.runtime.drive, writing status
+before every next step. An index of trial summaries feeds admission and rollups without
+listing trials on every tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import kopf
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.trial import BuzzTrialStatus
+from buzz_operator.kube import client as kube_client
+from buzz_operator.kube.client import Kube
+from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.sweep.runtime_inputs import InputError
+from buzz_operator.sweep.summary import TrialSummary, summarize_trial
+from buzz_operator.trial import runtime as trial_runtime
+from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.state import status_patch
+
+SWEEPS, TRIALS = "buzzsweeps", "buzztrials"
+FINALIZER = f"{GROUP}/finalizer"
+SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
+INPUT_RETRY_S = 30.0
+MERGE = "application/merge-patch+json"
+
+
+@kopf.on.login()
+def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    # kopf's kubeconfig reader resolves KUBECONFIG now, not at import time
+    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+
+
+@kopf.on.startup()
+async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    # anchors rec. 14: bounded watches and requests (kopf #204/#698 silent stalls)
+    settings.watching.server_timeout = 120
+    settings.watching.client_timeout = 150
+    settings.watching.connect_timeout = 5
+    settings.networking.request_timeout = 10
+    settings.persistence.progress_storage = kopf.StatusProgressStorage(
+        field="status.kopf.progress", touch_field="status.kopf.dummy")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
+    settings.persistence.finalizer = FINALIZER
+    settings.posting.level = logging.WARNING
+    memo.kube = await kube_client.connect()
+    memo.settings = sweep_runtime.OperatorSettings(
+        stack_image=os.environ.get("BUZZ_STACK_IMAGE", sweep_runtime.OperatorSettings.stack_image),
+        operator_image=os.environ.get("BUZZ_OPERATOR_IMAGE", sweep_runtime.OperatorSettings.operator_image),
+    )
+    memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
+
+
+@kopf.on.cleanup()
+async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    if isinstance(getattr(memo, "kube", None), Kube):
+        await memo.kube.close()
+
+
+@kopf.index(GROUP, VERSION, TRIALS)
+def trial_summaries(body: kopf.Body, **_: Any) -> dict[None, TrialSummary]:
+    return {None: summarize_trial(body)}
+
+
+@kopf.on.probe(id="trials")
+def trials_known(trial_summaries: kopf.Index[None, TrialSummary], **_: Any) -> int:
+    return len(trial_summaries.get(None, []))
+
+
+@kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
+async def reconcile_sweep(
+    body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
+) -> None:
+    known = list(trial_summaries.get(None, []))
+    patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
+    if patch:
+        await memo.kube.custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, body.metadata.namespace, SWEEPS, body.metadata.name, {"status": patch},
+            _content_type=MERGE)
+
+
+@kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)
+async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
+    if trial_runtime.settled(status):
+        return
+    name, namespace = body.metadata.name, body.metadata.namespace
+    try:
+        ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
+    except InputError as error:
+        raise kopf.TemporaryError(f"trial inputs: {error}", delay=INPUT_RETRY_S) from error
+
+    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
+        await memo.kube.custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, TRIALS, name, {"status": status_patch(old, new)}, _content_type=MERGE)
+        if new.phase != old.phase:
+            kopf.info(_plain(body), reason=new.phase.value, message=new.reason or "")
+
+    await trial_runtime.drive(ctx, status, write)
+
+
+def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: body[key] for key in ("apiVersion", "kind", "metadata", "spec", "status") if key in body}

@@ -1,0 +1,114 @@
+"""One level-based reconcile of a BuzzSweep: validate its spec and inputs, plan its trials,
+create the ones admission lets start now (owned by the sweep), and compute its next status
+from the trials that exist. Run by a timer, so a missed event or a restart only delays it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes_asyncio.client.exceptions import ApiException
+from pydantic import ValidationError
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
+from buzz_operator.kube.client import Kube
+from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.sweep.admission import AdmissionDecision, admit
+from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.rollup import rollup
+from buzz_operator.sweep.status import next_sweep_status
+from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
+from buzz_operator.trial.state import merge_patch
+
+log = logging.getLogger(__name__)
+TRIALS = "buzztrials"
+CONFLICT = 409
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """Operator-wide knobs (chart values / environment)."""
+
+    stack_image: str = "docker.io/buzz/stack:dev"
+    operator_image: str = "docker.io/buzz/operator:dev"
+    operator_cap: int | None = None
+    endpoint_caps: Mapping[str, int] | None = None
+
+
+def validation_message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "spec"
+    return f"spec.{where}: {first.get('msg', 'invalid')}"
+
+
+async def _create(kube: Kube, namespace: str, body: dict[str, Any]) -> None:
+    try:
+        await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, body)
+    except ApiException as exc:
+        if exc.status != CONFLICT:  # already created by an earlier reconcile: adopt it
+            raise
+
+
+async def reconcile(
+    kube: Kube, body: Mapping[str, Any], known: Sequence[TrialSummary], settings: OperatorSettings
+) -> dict[str, Any]:
+    """The merge patch for the sweep's status ({} when nothing changed)."""
+    meta = body["metadata"]
+    name, namespace, uid = meta["name"], meta["namespace"], meta["uid"]
+    generation = meta.get("generation")
+    previous = BuzzSweepStatus.model_validate(body.get("status") or {})
+    mine = [s for s in known if s.sweep == name and s.namespace == namespace]
+    now = datetime.now(UTC)
+    try:
+        spec = BuzzSweepSpec.model_validate(body.get("spec") or {})
+    except ValidationError as error:
+        return _invalid(previous, validation_message(error), mine, now, generation)
+    try:
+        condition = await inputs.load_condition(kube, namespace, spec)
+        await inputs.load_endpoints(kube, namespace, spec, condition.manifest)
+        dataset, tasks = inputs.load_tasks(spec)
+    except inputs.InputError as error:
+        return _invalid(previous, str(error), mine, now, generation)
+    manifest = condition.manifest
+    planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
+    existing = {s.name for s in mine}
+    missing = [p for p in planned if p.name not in existing]
+    decision = admit(
+        missing, list(known), parallelism=spec.parallelism, endpoint_caps=dict(settings.endpoint_caps or {}),
+        operator_cap=settings.operator_cap, cost_so_far=sum(s.cost_ceiling for s in mine),
+        max_cost=spec.budget.max_cost_usd if spec.budget else None, suspended=spec.suspend,
+        endpoints=roster_endpoints(manifest), namespace=namespace,
+    )
+    by_name = {t.name: t for t in tasks}
+    for planned_trial in decision.admit:
+        trial_spec = build_trial_spec(
+            planned_trial, task=by_name[planned_trial.task], manifest=manifest, condition_hash=manifest.sha256,
+            sweep=spec, dataset=dataset, default_stack_image=settings.stack_image,
+            default_operator_image=settings.operator_image,
+        )
+        await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid))
+        log.info("sweep %s/%s: created trial %s", namespace, name, planned_trial.name)
+    figures = rollup(mine, spec.attempts, planned=len(planned))
+    new = next_sweep_status(
+        previous, rollup=figures, decision=decision, condition_name=manifest.condition,
+        condition_hash=manifest.sha256, suspended=spec.suspend,
+        max_cost=spec.budget.max_cost_usd if spec.budget else None, invalid=None, now=now, generation=generation,
+    )
+    return merge_patch(previous.to_api(), new.to_api())
+
+
+def _invalid(
+    previous: BuzzSweepStatus, message: str, mine: Sequence[TrialSummary], now: datetime, generation: int | None
+) -> dict[str, Any]:
+    new = next_sweep_status(
+        previous, rollup=rollup(mine, 1, planned=len(mine)), decision=AdmissionDecision(), condition_name=None,
+        condition_hash=previous.condition_hash, suspended=False, max_cost=None, invalid=message, now=now,
+        generation=generation,
+    )
+    return merge_patch(previous.to_api(), new.to_api())

@@ -133,3 +133,58 @@ def trial_spec(task_name: str, manifest: ExperimentManifest) -> BuzzTrialSpec:
 def make_trial_spec() -> object:
     """`make_trial_spec(task_name, manifest)` → a BuzzTrialSpec for a builtin task image."""
     return trial_spec
+
+
+def standin_condition(policy: str = "oracle") -> tuple[dict[str, object], dict[str, object]]:
+    """(manifest, endpoint config) of the solo stand-in condition on `standin/<policy>`."""
+    import yaml
+
+    manifest = yaml.safe_load((ROOT / "manifests" / "standin-oracle.yaml").read_text())
+    endpoint = f"standin/{policy}"
+    manifest["condition"] = f"standin-{policy}"
+    manifest["roster"][0]["endpoint"] = endpoint
+    manifest["prices"] = {endpoint: manifest["prices"]["standin/oracle"]}
+    return manifest, {endpoint: {"provider": "standin", "api_key_env": "STANDIN_API_KEY", "env": {}}}
+
+
+def sweep_body(name: str, store_url: str, task: str, policy: str = "oracle") -> dict[str, object]:
+    """A BuzzSweep (not reconciled here: the test drives the trial) naming the test's relay."""
+    from buzz_operator.api.common import GROUP, VERSION
+
+    manifest, endpoints = standin_condition(policy)
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
+        "spec": {
+            "condition": {"inline": manifest},
+            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
+            "dataset": {"builtin": {}}, "include": [task], "attempts": 1,
+            "relay": {"url": RELAY_URL, "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+            "storage": {"url": store_url}, "imagePullPolicy": "Never",
+        },
+    }
+
+
+@pytest.fixture
+def make_sweep() -> object:
+    return sweep_body
+
+
+@pytest.fixture
+def make_condition() -> object:
+    return standin_condition
+
+
+@pytest.fixture
+async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay) -> str:
+    """Creates `relay-owner` (owner-key, postgres-dsn) and `api-keys` (STANDIN_API_KEY); returns the key."""
+    from buzz_operator.kube import objects
+
+    api_key = f"standin-{secrets.token_hex(16)}"
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "relay-owner", {"owner-key": cluster_relay.owner.secret_hex, "postgres-dsn": cluster_relay.target.pg_dsn},
+        labels={}, owner=None))
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "api-keys", {"STANDIN_API_KEY": api_key}, labels={}, owner=None))
+    return api_key

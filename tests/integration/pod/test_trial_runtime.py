@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import yaml
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.condition import ExperimentManifest
@@ -22,34 +20,11 @@ from buzz_operator.trial.state import status_patch
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def sweep_body(name: str, store_url: str, task: str) -> dict[str, Any]:
-    manifest = yaml.safe_load((ROOT / "manifests" / "standin-oracle.yaml").read_text())
-    endpoints = json.loads((ROOT / "manifests" / "endpoints" / "standin.json").read_text())
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
-        "spec": {
-            "condition": {"inline": manifest},
-            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
-            "dataset": {"builtin": {}}, "include": [task], "attempts": 1,
-            "relay": {"url": "ws://localhost:3600", "serviceRef": {"name": "relay", "port": 3600},
-                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
-                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
-            "storage": {"url": store_url}, "imagePullPolicy": "Never",
-        },
-    }
-
-
-async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_relay, crds, make_trial_spec, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-
+async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_relay, crds, make_trial_spec, make_sweep, sweep_secrets, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "store"
-    api_key = "standin-" + "k" * 32
-    await objects.create_secret(kube, namespace, objects.secret_body(
-        "relay-owner", {"owner-key": cluster_relay.owner.secret_hex, "postgres-dsn": cluster_relay.target.pg_dsn},
-        labels={}, owner=None))
-    await objects.create_secret(kube, namespace, objects.secret_body(
-        "api-keys", {"STANDIN_API_KEY": api_key}, labels={}, owner=None))
+    api_key = sweep_secrets
     await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps",
-                                                      sweep_body("s1", f"file://{store}", "user-mention"))
+                                                      make_sweep("s1", f"file://{store}", "user-mention"))
     spec = make_trial_spec("user-mention", ExperimentManifest.load(ROOT / "manifests" / "standin-oracle.yaml"))
     spec = spec.model_copy(update={"sweep_name": "s1"})
     trial = await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", {

@@ -25,6 +25,7 @@ from buzz_operator.sweep import runtime as sweep_runtime
 from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
+from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
 
@@ -107,6 +108,21 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
             kopf.info(_plain(body), reason=new.phase.value, message=new.reason or "")
 
     await trial_runtime.drive(ctx, status, write)
+
+
+@kopf.on.delete(GROUP, VERSION, TRIALS)
+async def release_trial(body: kopf.Body, memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
+    """A trial deleted before its teardown still gets its channel archived (pods and Secrets
+    go with it by owner reference); without its sweep there is no relay to talk to."""
+    status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
+    if trial_runtime.settled(status) or not status.trial_id:
+        return
+    name, namespace = body.metadata.name, body.metadata.namespace
+    try:
+        ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
+        await trial_runtime.release(ctx, status)
+    except (InputError, StepFailure) as error:
+        logger.warning(f"trial {name} deleted without archiving its channel: {error}")
 
 
 def _plain(body: Mapping[str, Any]) -> dict[str, Any]:

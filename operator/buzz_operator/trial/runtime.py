@@ -89,6 +89,11 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
     return advance(status, fact, now())
 
 
+async def release(ctx: TrialContext, status: BuzzTrialStatus) -> None:
+    """Teardown outside the corridor (the trial is being deleted): archive, delete pods/Secrets."""
+    await runtime_bundle.teardown(ctx, status)
+
+
 def settled(status: BuzzTrialStatus) -> bool:
     """Terminal and torn down: nothing more to do for this trial."""
     return is_terminal(status) and any(c.type == RELEASED for c in status.conditions)

@@ -20,6 +20,10 @@ def kubectl_json(*args: str) -> Any:
     return json.loads(out)
 
 
+def kubectl(*args: str) -> None:
+    subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True)
+
+
 def apply(namespace: str, body: dict[str, Any]) -> None:
     subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
                    capture_output=True, text=True)
@@ -85,3 +89,29 @@ async def test_oracle_sweep_runs_to_scored_bundles(namespace, crds, sweep_secret
     everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
     assert sweep_secrets not in everything
     assert sweep_secrets not in json.dumps(trial)
+
+
+async def test_deleted_trial_gets_its_channel_archived(namespace, crds, sweep_secrets, make_sweep, cluster_relay, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import asyncpg
+
+    body = make_sweep("s2", store_url=f"file://{tmp_path}", tasks=["user-mention"])
+    with KopfRunner(operator_args(namespace), timeout=60) as runner:
+        apply(namespace, body)
+
+        def provisioned() -> str | None:
+            items = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
+            ready = [t for t in items if (t.get("status") or {}).get("trialId")]
+            return ready[0]["metadata"]["name"] if ready else None
+
+        name = wait_until(provisioned, 120, "a provisioned trial")
+        # hold the sweep back, or its level-based reconcile would plan the trial again
+        kubectl("-n", namespace, "patch", "buzzsweep", "s2", "--type=merge", "-p", '{"spec":{"suspend":true}}')
+        kubectl("-n", namespace, "delete", "buzztrial", name, "--timeout=60s")
+    assert runner.exception is None, runner.output
+    conn = await asyncpg.connect(cluster_relay.target.pg_dsn)
+    try:
+        archived = await conn.fetchval("SELECT archived_at IS NOT NULL FROM benchmark.trial_manifest")
+    finally:
+        await conn.close()
+    assert archived is True
+    assert kubectl_json("-n", namespace, "get", "buzztrials")["items"] == []

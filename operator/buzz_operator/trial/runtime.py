@@ -83,7 +83,8 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
         return fail(status, failure, now(), retry=ctx.spec.retry, spend=spend)
     except Exception as error:  # every other error is classified by type, never lost
         reason = exception_reason(error)
-        log.warning("trial %s: %s raised %s: %s", ctx.name, status.phase, type(error).__name__, error)
+        log.warning("trial %s: %s raised %s: %s", ctx.name, status.phase, type(error).__name__, error,
+                    exc_info=error)
         message = f"{type(error).__name__}: {error}"[:300]
         return fail(status, StepFailure(reason, message), now(), retry=ctx.spec.retry)
     return advance(status, fact, now())

@@ -49,8 +49,10 @@ async def _watch_seats(ctx: TrialContext, pod: str, solo: bool) -> str:
     last_liveness = time.monotonic()
     while True:
         await asyncio.sleep(SOLO_POLL_S if solo else LIVENESS_EVERY_S)
-        if solo and any(m in (await sh(ctx, pod, read_logs(seat_ids[0]))).text() for m in TURN_END_MARKERS):
-            return "stopped"
+        if solo:
+            text = (await sh(ctx, pod, read_logs(seat_ids[0]))).text()
+            if any(marker in text for marker in TURN_END_MARKERS):
+                return "stopped"
         if time.monotonic() - last_liveness >= LIVENESS_EVERY_S:
             last_liveness = time.monotonic()
             alive = (await sh(ctx, pod, seats_alive(seat_ids))).text()

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -135,23 +136,31 @@ def make_trial_spec() -> object:
     return trial_spec
 
 
-def standin_condition(policy: str = "oracle") -> tuple[dict[str, object], dict[str, object]]:
-    """(manifest, endpoint config) of the solo stand-in condition on `standin/<policy>`."""
+def standin_condition(
+    policy: str = "oracle", *, team: bool = False, timeout_seconds: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(manifest, endpoint config) of the solo (or lead + worker) stand-in condition with every
+    seat on `standin/<policy>`."""
     import yaml
 
-    manifest = yaml.safe_load((ROOT / "manifests" / "standin-oracle.yaml").read_text())
+    manifest = yaml.safe_load((ROOT / "manifests" / ("standin-team.yaml" if team else "standin-oracle.yaml")).read_text())
     endpoint = f"standin/{policy}"
-    manifest["condition"] = f"standin-{policy}"
-    manifest["roster"][0]["endpoint"] = endpoint
-    manifest["prices"] = {endpoint: manifest["prices"]["standin/oracle"]}
+    manifest["condition"] = f"standin-{policy}{'-team' if team else ''}"
+    for entry in manifest["roster"]:
+        entry["endpoint"] = endpoint
+    manifest["prices"] = {endpoint: next(iter(manifest["prices"].values()))}
+    if timeout_seconds is not None:
+        manifest["trial_budget"]["timeout_seconds"] = timeout_seconds
     return manifest, {endpoint: {"provider": "standin", "api_key_env": "STANDIN_API_KEY", "env": {}}}
 
 
-def sweep_body(name: str, store_url: str, task: str, policy: str = "oracle") -> dict[str, object]:
+def sweep_body(
+    name: str, store_url: str, task: str, policy: str = "oracle", **condition: Any
+) -> dict[str, object]:
     """A BuzzSweep (not reconciled here: the test drives the trial) naming the test's relay."""
     from buzz_operator.api.common import GROUP, VERSION
 
-    manifest, endpoints = standin_condition(policy)
+    manifest, endpoints = standin_condition(policy, **condition)
     return {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
         "spec": {

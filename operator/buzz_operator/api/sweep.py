@@ -244,6 +244,14 @@ class BuzzSweepSpec(SpecModel):
     )
     attempts: int = Field(1, ge=1, le=1000, description="k: independent attempts per task (pass@k).")
     parallelism: int = Field(4, ge=1, le=10000, description="Most trials of this sweep active at once.")
+    cpu_request_fraction: float = Field(
+        1.0, gt=0, le=1,
+        description=(
+            "Share of each task's CPU limit that its pod requests. 1.0 requests the full limit, so "
+            "trial pods get Guaranteed QoS; a small development cluster can lower it to run several "
+            "trials side by side. The limit, what the agents may use, stays what task.toml asks."
+        ),
+    )
     timeout_multiplier: float = Field(
         1.0, gt=0, le=100, description="Scales every per-step deadline taken from task.toml."
     )

@@ -66,12 +66,17 @@ class FailureClass(StrEnum):
 
 class TrialResources(SpecModel):
     """Task container resources from task.toml (after the condition's environment overrides).
-    Requests equal limits so the pod gets Guaranteed QoS and is evicted last."""
+    Requests equal limits so the pod gets Guaranteed QoS and is evicted last, unless the sweep
+    lowers the CPU request (cpuRequestFraction)."""
 
     cpus: float = Field(gt=0, le=512, description="CPU cores for the task container.")
     memory_mb: int = Field(gt=0, alias="memoryMB", description="Memory for the task container, MiB.")
     storage_mb: int | None = Field(
         None, gt=0, alias="storageMB", description="Ephemeral storage for the task container, MiB."
+    )
+    cpu_request: float | None = Field(
+        None, gt=0, le=512,
+        description="CPU the pod requests when below the limit (sweep cpuRequestFraction); unset = cpus.",
     )
 
 

@@ -19,13 +19,16 @@ from buzz_operator.sweep.planner import PlannedTrial
 from buzz_operator.trial.deadlines import step_deadlines
 
 
-def trial_resources(task: Task, manifest: ExperimentManifest) -> TrialResources:
-    """task.toml's request, each part replaced by the condition's override when set (§1.4)."""
+def trial_resources(task: Task, manifest: ExperimentManifest, cpu_request_fraction: float = 1.0) -> TrialResources:
+    """task.toml's request, each part replaced by the condition's override when set (§1.4); the
+    sweep may request only a share of the CPU limit (cpuRequestFraction)."""
     environment, overrides = task.config.environment, manifest.environment
+    cpus = overrides.override_cpus or environment.cpus
     return TrialResources(
-        cpus=overrides.override_cpus or environment.cpus,
+        cpus=cpus,
         memory_mb=overrides.override_memory_mb or environment.memory_mb,
         storage_mb=overrides.override_storage_mb or environment.storage_mb,
+        cpu_request=cpus * cpu_request_fraction if cpu_request_fraction < 1 else None,
     )
 
 
@@ -60,7 +63,7 @@ def build_trial_spec(
         image_pull_policy=sweep.image_pull_policy,
         runtime_class_name=sweep.runtime_class_name,
         endpoints=roster_endpoints(manifest),
-        resources=trial_resources(task, manifest),
+        resources=trial_resources(task, manifest, sweep.cpu_request_fraction),
         deadlines=step_deadlines(
             agent_timeout_sec=config.agent.timeout_sec,
             verifier_timeout_sec=config.verifier.timeout_sec,

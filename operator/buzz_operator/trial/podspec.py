@@ -103,7 +103,10 @@ def task_resources(resources: TrialResources) -> dict[str, dict[str, str]]:
     amounts = {"cpu": _quantity_cpu(resources.cpus), "memory": f"{resources.memory_mb}Mi"}
     if resources.storage_mb is not None:
         amounts["ephemeral-storage"] = f"{resources.storage_mb}Mi"
-    return {"requests": dict(amounts), "limits": dict(amounts)}
+    requests = dict(amounts)
+    if resources.cpu_request is not None and resources.cpu_request < resources.cpus:
+        requests["cpu"] = _quantity_cpu(resources.cpu_request)
+    return {"requests": requests, "limits": dict(amounts)}
 
 
 def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> dict[str, str]:

@@ -255,3 +255,14 @@ def test_owner_uid_is_required() -> None:
             relay_listen="127.0.0.1:3600",
             relay_target="10.0.0.1:3600",
         )
+
+
+def test_cpu_request_below_the_limit_when_the_sweep_lowers_it() -> None:
+    from buzz_operator.api.trial import TrialResources
+    from buzz_operator.trial.podspec import task_resources
+
+    full = task_resources(TrialResources(cpus=1, memory_mb=1024))
+    assert full["requests"] == full["limits"] == {"cpu": "1", "memory": "1024Mi"}
+    shared = task_resources(TrialResources(cpus=1, memory_mb=1024, cpu_request=0.25))
+    assert shared["requests"] == {"cpu": "250m", "memory": "1024Mi"}
+    assert shared["limits"] == {"cpu": "1", "memory": "1024Mi"}

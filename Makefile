@@ -67,8 +67,8 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 bench: install cluster-up services ## performance benchmarks; each prints its figure, target and pass/miss
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-demo: ## the embedded default stack and a sample sweep (arrives with the operator, issue 7)
-	@echo "make demo is not available yet: it needs the operator (issue 7). 'make test' runs every tier today." >&2; exit 1
+demo: ## the local stack, the operator and the sample sweeps of the buzz-native tasks; prints the results
+	@bash hack/demo.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

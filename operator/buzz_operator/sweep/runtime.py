@@ -19,6 +19,7 @@ from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.admission import AdmissionDecision, admit
+from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
@@ -28,7 +29,7 @@ from buzz_operator.trial.state import merge_patch
 
 log = logging.getLogger(__name__)
 TRIALS = "buzztrials"
-CONFLICT = 409
+CONFLICT, NOT_FOUND = 409, 404
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,12 @@ async def reconcile(
     except inputs.InputError as error:
         return _invalid(previous, str(error), mine, now, generation)
     manifest = condition.manifest
+    if drift := condition_drift(previous.condition_hash, manifest.sha256):
+        return _invalid(previous, f"spec.condition: {drift}", mine, now, generation)
+    expiry = seconds_until_expiry(previous.finished_at, spec.ttl_seconds_after_finished, now)
+    if expiry == 0:
+        await _delete(kube, namespace, name)
+        return {}
     planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
     existing = {s.name for s in mine}
     missing = [p for p in planned if p.name not in existing]
@@ -101,6 +108,16 @@ async def reconcile(
         max_cost=spec.budget.max_cost_usd if spec.budget else None, invalid=None, now=now, generation=generation,
     )
     return merge_patch(previous.to_api(), new.to_api())
+
+
+async def _delete(kube: Kube, namespace: str, name: str) -> None:
+    # Its trials follow by owner reference; the evidence stays in object storage.
+    try:
+        await kube.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", name)
+    except ApiException as exc:
+        if exc.status != NOT_FOUND:
+            raise
+    log.info("sweep %s/%s: deleted (ttlSecondsAfterFinished passed)", namespace, name)
 
 
 def _invalid(

@@ -66,6 +66,13 @@ def namespace(kubeconfig: str) -> Iterator[str]:
     name = f"op-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
+    # The operator's daemons put finalizers on trials; with the operator gone they would hold
+    # the namespace in Terminating forever (kopf #833), so the test releases them itself.
+    for kind in ("buzztrials", "buzzsweeps"):
+        listed = subprocess.run(["kubectl", "-n", name, "get", kind, "-o", "name"], capture_output=True, text=True)
+        for obj in listed.stdout.split():
+            subprocess.run(["kubectl", "-n", name, "patch", obj, "--type=merge", "-p",
+                            '{"metadata":{"finalizers":null}}'], capture_output=True)
     subprocess.run(["kubectl", "delete", "namespace", name, "--wait=false"], capture_output=True)
 
 

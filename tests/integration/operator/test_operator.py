@@ -115,3 +115,40 @@ async def test_deleted_trial_gets_its_channel_archived(namespace, crds, sweep_se
         await conn.close()
     assert archived is True
     assert kubectl_json("-n", namespace, "get", "buzztrials")["items"] == []
+
+
+async def test_condition_edited_after_acceptance_is_refused(namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    body = make_sweep("s3", store_url=f"file://{tmp_path}", tasks=["user-mention"], suspend=True)
+    with KopfRunner(operator_args(namespace), timeout=60) as runner:
+        apply(namespace, body)
+        recorded = wait_until(lambda: (kubectl_json("-n", namespace, "get", "buzzsweep", "s3").get("status") or {})
+                              .get("conditionHash"), 60, "the condition hash to be recorded")
+        body["spec"]["condition"]["inline"]["trial_budget"]["timeout_seconds"] = 299
+        apply(namespace, body)
+
+        def refused() -> dict[str, Any] | None:
+            accepted = condition(kubectl_json("-n", namespace, "get", "buzzsweep", "s3"), "Accepted")
+            return accepted if accepted and accepted["status"] == "False" else None
+
+        accepted = wait_until(refused, 60, "the edited sweep to be refused")
+    assert runner.exception is None, runner.output
+    assert accepted["message"].startswith("spec.condition: the condition changed"), accepted
+    assert recorded[:12] in accepted["message"]
+    assert kubectl_json("-n", namespace, "get", "buzztrials")["items"] == []
+
+
+async def test_finished_sweep_is_deleted_after_its_ttl(namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = tmp_path / "store"
+    body = make_sweep("s4", store_url=f"file://{store}", tasks=["user-mention"], ttlSecondsAfterFinished=0)
+    with KopfRunner(operator_args(namespace), timeout=60) as runner:
+        apply(namespace, body)
+
+        def gone() -> bool:
+            found = subprocess.run(["kubectl", "-n", namespace, "get", "buzzsweep", "s4"], capture_output=True,
+                                   text=True)
+            return "NotFound" in found.stderr
+
+        wait_until(gone, 420, "the finished sweep to be deleted")
+    assert runner.exception is None, runner.output
+    # the evidence outlives the sweep
+    assert [p.name for p in store.glob("s4/*/result.json")] == ["result.json"]

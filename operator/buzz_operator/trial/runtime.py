@@ -79,15 +79,27 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
             fact = await step(ctx, status)
     except StepFailure as failure:
         log.info("trial %s: %s failed: %s", ctx.name, status.phase, failure.reason)
-        spend = getattr(failure, "spend", None)
-        return fail(status, failure, now(), retry=ctx.spec.retry, spend=spend)
+        return await _failed(ctx, status, failure)
     except Exception as error:  # every other error is classified by type, never lost
         reason = exception_reason(error)
         log.warning("trial %s: %s raised %s: %s", ctx.name, status.phase, type(error).__name__, error,
                     exc_info=error)
         message = f"{type(error).__name__}: {error}"[:300]
-        return fail(status, StepFailure(reason, message), now(), retry=ctx.spec.retry)
+        return await _failed(ctx, status, StepFailure(reason, message))
     return advance(status, fact, now())
+
+
+async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> BuzzTrialStatus:
+    new = fail(status, failure, now(), retry=ctx.spec.retry, spend=getattr(failure, "spend", None))
+    if new.retries > status.retries and status.trial_id:
+        # A fresh try forgets this try's tenant and pod (status is reset for the new one), so
+        # release them now: archive the channel, free the node. Best effort — the new try
+        # must not wait on a relay that may be the reason this one failed.
+        try:
+            await runtime_bundle.release_try(ctx, status)
+        except Exception as error:  # any failure here is logged; the new try goes ahead
+            log.warning("trial %s: releasing try %d failed: %s", ctx.name, status.retries, error)
+    return new
 
 
 async def release(ctx: TrialContext, status: BuzzTrialStatus) -> None:

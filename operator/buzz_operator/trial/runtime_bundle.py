@@ -178,14 +178,24 @@ async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
     return Bundled(bundle_url=f"{ctx.store_url.rstrip('/')}/{trial_prefix(ctx.spec.sweep_name, ctx.name)}")
 
 
+async def _archive(ctx: TrialContext, retry: int) -> None:
+    try:
+        handle, secrets = await tenant.provision(ctx.relay, tenant_request(ctx, retry))
+        await tenant.teardown(ctx.relay, handle, secrets)
+    except ProvisioningError as exc:
+        raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
+
+
+async def release_try(ctx: TrialContext, status: BuzzTrialStatus) -> None:
+    """One try's channel archived and its pod deleted (its Secret goes with the trial)."""
+    await _archive(ctx, status.retries)
+    await objects.delete_pod(ctx.kube, ctx.namespace, ctx.pod(status.retries), grace_seconds=0)
+
+
 async def teardown(ctx: TrialContext, status: BuzzTrialStatus) -> None:
     """Archive the channel (never delete events), then delete every try's pod and Secret."""
     if status.trial_id:
-        try:
-            handle, secrets = await tenant.provision(ctx.relay, tenant_request(ctx, status.retries))
-            await tenant.teardown(ctx.relay, handle, secrets)
-        except ProvisioningError as exc:
-            raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
+        await _archive(ctx, status.retries)
     for retry in range(status.retries + 1):
         await objects.delete_pod(ctx.kube, ctx.namespace, ctx.pod(retry), grace_seconds=0)
         await objects.delete_secret(ctx.kube, ctx.namespace, ctx.secret(retry))

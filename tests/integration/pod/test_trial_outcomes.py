@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import BuzzTrialSpec, BuzzTrialStatus, Phase
@@ -86,6 +87,14 @@ async def test_crashing_seat_is_retried_as_a_fresh_try_until_retries_run_out(  #
         assert pod is None or pod["metadata"].get("deletionTimestamp"), ctx.pod(retry)
     secrets = {s.metadata.name for s in (await kube.core.list_namespaced_secret(namespace)).items}
     assert not {ctx.secret(0), ctx.secret(1)} & secrets
+    # each try had its own channel, and both were archived (the first when the second began)
+    conn = await asyncpg.connect(cluster_relay.target.pg_dsn)
+    try:
+        rows = await conn.fetch("SELECT trial_id, archived_at FROM benchmark.trial_manifest")
+    finally:
+        await conn.close()
+    assert sorted(r["trial_id"] for r in rows) == sorted([ctx.trial_id(0), ctx.trial_id(1)])
+    assert all(r["archived_at"] is not None for r in rows)
 
 
 async def test_solo_seat_ending_its_turn_without_done_stops_the_run_early(  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ whose repr is redacted.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from buzz_operator.api.trial import BuzzTrialSpec
@@ -65,7 +65,6 @@ class TrialContext:
     relay_service: RelayService
     store_url: str
     workdir: Path
-    agent_timeout_override_s: float | None = field(default=None)
 
     @property
     def seats(self) -> list[Seat]:

@@ -62,7 +62,7 @@ async def _watch_seats(ctx: TrialContext, pod: str, solo: bool) -> str:
 
 
 def _remaining_s(ctx: TrialContext, status: BuzzTrialStatus) -> float:
-    budget = ctx.agent_timeout_override_s or float(ctx.spec.deadlines.agent_seconds)
+    budget = float(ctx.spec.deadlines.agent_seconds)
     started = status.phase_times.running or datetime.now(UTC)
     return max(0.0, budget - (datetime.now(UTC) - started).total_seconds())
 

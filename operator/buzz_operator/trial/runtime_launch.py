@@ -28,10 +28,9 @@ from buzz_operator.relay.tenant_models import (
     TenantSecrets,
 )
 from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.podspec import forwarder_listen_address
+from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 from buzz_operator.trial.runtime_context import TrialContext, secret_data, secrets_from_data
 from buzz_operator.trial.runtime_io import record, sh, upload_files
-from buzz_operator.trial.runtime_pod import trial_pod
 from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, launch_seat, read_logs, seats_alive
 from buzz_operator.trial.state import Launched, Provisioned
 
@@ -94,7 +93,7 @@ async def read_tenant_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> Ten
 async def _start_pod(ctx: TrialContext, retry: int) -> str:
     name = ctx.pod(retry)
     target = await objects.service_target(ctx.kube, ctx.namespace, ctx.relay_service.name, ctx.relay_service.port)
-    pod = trial_pod(
+    pod = build_trial_pod(
         trial_name=ctx.name, trial_uid=ctx.uid, namespace=ctx.namespace, retry=retry, spec=ctx.spec,
         trial_labels=ctx.labels, relay_listen=forwarder_listen_address(ctx.relay.url), relay_target=target,
     )

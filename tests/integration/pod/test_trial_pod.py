@@ -1,6 +1,6 @@
 """The trial pod, by hand (issue 6's pod criterion): the dev relay runs in the cluster behind a
 Service; a tenant is provisioned from the host through the ClusterIP; the pod built by
-`build_trial_pod` (through runtime_pod.trial_pod) copies the stack into /opt/buzz, runs the task image and forwards
+`build_trial_pod` copies the stack into /opt/buzz, runs the task image and forwards
 127.0.0.1:3600 to the relay Service; a stand-in seat launched by exec with the exact
 `agent_env` reaches the relay at ws://localhost:3600 and subscribes to the trial channel."""
 
@@ -32,8 +32,7 @@ from buzz_operator.kube.objects import create_pod, service_target
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
-from buzz_operator.trial.podspec import forwarder_listen_address
-from buzz_operator.trial.runtime_pod import trial_pod
+from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 
 ROOT = Path(__file__).resolve().parents[3]
 RELAY_URL = "ws://localhost:3600"
@@ -56,7 +55,7 @@ async def test_seat_in_trial_pod_subscribes_through_forwarder(kube, namespace, c
 
     spec = make_trial_spec("user-mention", manifest)
     uid = await create_trial(kube, namespace, "t1", spec)
-    pod = trial_pod(
+    pod = build_trial_pod(
         trial_name="t1", trial_uid=uid, namespace=namespace, retry=0, spec=spec, trial_labels={},
         relay_listen=forwarder_listen_address(RELAY_URL),
         relay_target=await service_target(kube, namespace, cluster_relay.relay.service, cluster_relay.relay.port),

@@ -19,6 +19,13 @@ async def test_team_trial_reconciles_with_every_seat_billed(trial) -> None:
     assert accounting.cost_usd > 0 and accounting.handoffs == 0
 
 
+async def test_oracle_trial_reconciles(trial) -> None:
+    outcome = await trial(policy="oracle", task_name="user-mention")
+    accounting = collect_accounting(outcome.directory, plan_seats(outcome.manifest), outcome.manifest.prices)
+    assert accounting.reconciled, accounting.reconciliation_note
+    assert accounting.unmeasured_agents == () and accounting.cost_usd > 0
+
+
 async def test_usage_hidden_by_rust_log_is_unmeasured_not_free(trial) -> None:
     outcome = await trial(policy="oracle", task_name="user-mention", extra_env={"RUST_LOG": "buzz_acp=info"},
                           settle_s=2.0)

@@ -4,10 +4,12 @@ forwarder, each trial graded by its task's real tests/test.sh."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 
 import pytest
+from buzz_operator.ledger.secret_scan import scan_bundle
 
 NATIVE_TASKS = ["reply-to-thread", "user-mention", "create-channel-invite-users",
                 "read-named-path-outside-workspace"]
@@ -79,6 +81,12 @@ async def test_leaky_writes_its_secrets_into_the_log(trial) -> None:
     assert outcome.api_key in log
     assert re.search(r"\bnsec1[02-9ac-hj-np-z]{20,}", log, re.IGNORECASE)  # the scan's nostr-private-key kind
     assert outcome.reward["reward"] == 1.0  # the leak is the only thing wrong with it
+    # and the bundle's secret scan (§5.4) catches it, naming the kinds but never the secret
+    scan = scan_bundle(outcome.directory, [*outcome.secrets.secret_strings(), outcome.api_key])
+    assert not scan.clean
+    kinds = {finding["kind"] for finding in scan.to_json()["findings"]}
+    assert {"trial-credential", "nostr-private-key"} <= kinds
+    assert outcome.api_key not in json.dumps(scan.to_json())
 
 
 async def test_hang_ignores_sigterm_until_killed(trial) -> None:

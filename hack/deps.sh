@@ -5,7 +5,7 @@ set -euo pipefail
 need_root
 PKGS="etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
 golang-go golang-github-modern-go-reflect2-dev rsync dpkg-dev debootstrap buildah skopeo
-postgresql iproute2 openssl jq bc tmux"
+postgresql iproute2 openssl jq bc tmux chromium"
 missing=""
 for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"; done
 [ -z "$missing" ] && exit 0

@@ -11,7 +11,7 @@ for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'inst
 [ -z "$missing" ] && exit 0
 log "installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null || die "apt-get update failed; is the Debian archive reachable?"
+apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || die "apt-get update failed; is the Debian archive reachable?"
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing >/dev/null \
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing >/dev/null \
   || die "apt-get install of$missing failed; run 'apt-get install$missing' to see why"

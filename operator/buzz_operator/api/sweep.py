@@ -298,6 +298,25 @@ class BuzzSweepSpec(SpecModel):
     )
 
 
+class PreflightCheck(StatusModel):
+    """One preflight check's verdict."""
+
+    name: str = Field(description="The check: relay, relay-owner-key, postgres, storage, endpoint-secrets, "
+                                  "images, trust-store, verifier-deps, tls-interception.")
+    verdict: str = Field(description="passed, skipped (the check could not see) or failed (a sign of breakage).")
+    detail: str = Field("", max_length=300, description="What was seen, in one line (never a secret).")
+
+
+class PreflightStatus(StatusModel):
+    """The checks run once before the sweep's first trial (buzz-harness.md §6.1)."""
+
+    passed: bool = Field(description="No check failed; trials may start.")
+    checked_at: Timestamp | None = Field(None, description="When the checks last ran.")
+    checks: list[PreflightCheck] = Field(
+        default_factory=list, max_length=16, description="One entry per check, in the order they ran."
+    )
+
+
 class BuzzSweepStatus(StatusModel):
     """Progress of a sweep. Size is independent of the number of trials."""
 
@@ -328,6 +347,7 @@ class BuzzSweepStatus(StatusModel):
     )
     waiting: Waiting | None = Field(None, description="Why no more trials start right now, when some wait.")
     summary_url: str | None = Field(None, alias="summaryURL", description="Where summary.json was written.")
+    preflight: PreflightStatus | None = Field(None, description="Preflight checks before the first trial.")
     started_at: Timestamp | None = Field(None, description="When the first trial was admitted.")
     finished_at: Timestamp | None = Field(None, description="When the last trial reached a terminal phase.")
     kopf: dict[str, Any] | None = Field(

@@ -15,14 +15,24 @@ OPERATOR_IMAGE=docker.io/buzz/operator:dev
 STACK_IMAGE=docker.io/buzz/stack:dev
 RELAY_IMAGE=docker.io/buzz/dev-relay:dev
 TASK_REGISTRY=docker.io/buzz-tasks
+# curl is in the base because the seed's verifier-deps step (buzz-harness.md §6.3) installs it
+# when missing, and pods here reach no Debian mirror: without it every trial waits ~45 s on apt.
+BASE_PACKAGES=python3-minimal,libpython3.11-stdlib,ca-certificates,procps,curl
+BASE_KEY=$(printf %s "$BASE_PACKAGES" | sha256sum | cut -c1-8)
 mkdir -p "$IMAGES/archives"
+# One build at a time: concurrent builds share the containers-storage graph and the archives.
+if [ -z "${BUZZ_IMAGES_LOCKED:-}" ]; then
+  export BUZZ_IMAGES_LOCKED=1
+  exec flock "$IMAGES/build.lock" "$0" "$@"
+fi
 export CONTAINERS_STORAGE_CONF=$IMAGES/storage.conf BUILDAH_ISOLATION=chroot
 [ -f "$CONTAINERS_STORAGE_CONF" ] || printf '[storage]\ndriver = "overlay"\nrunroot = "%s/cs/run"\ngraphroot = "%s/cs/graph"\n' "$IMAGES" "$IMAGES" > "$CONTAINERS_STORAGE_CONF"
 cleanup_mounts() { mountpoint -q "$IMAGES/cs/graph/overlay" && umount "$IMAGES/cs/graph/overlay" 2>/dev/null; return 0; }
 trap cleanup_mounts EXIT
 
 archive() { echo "$IMAGES/archives/$(echo "$1" | tr '/:' '__')-$2.tar"; }   # archive NAME DIGEST
-ctx_digest() { (cd "$1" && find . -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
+# every image here is built on the base, so the base's key is part of each context digest
+ctx_digest() { { (cd "$1" && find . -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum); echo "$BASE_KEY"; } | sha256sum | cut -c1-16; }
 have_archive() { ls "$IMAGES/archives/$(echo "$1" | tr '/:' '__')"-*.tar >/dev/null 2>&1; }
 
 # buildah_build NAME CONTEXT DOCKERFILE [build-args...]: build unless an archive for this context exists
@@ -52,12 +62,12 @@ build_pause() {
 }
 
 build_base() {
-  have_archive "$BASE_IMAGE" && buildah inspect "$BASE_IMAGE" >/dev/null 2>&1 && return 0
+  [ -f "$(archive "$BASE_IMAGE" "$BASE_KEY")" ] && buildah inspect "$BASE_IMAGE" >/dev/null 2>&1 && return 0
   need_disk "$IMAGES" 1500 "the base image"
   log "building $BASE_IMAGE with debootstrap (about a minute)"
   local mirror; mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
   local r=$IMAGES/rootfs; rm -rf "$r"
-  debootstrap --variant=minbase --include=python3-minimal,libpython3.11-stdlib,ca-certificates,procps \
+  debootstrap --variant=minbase --include="$BASE_PACKAGES" \
     bookworm "$r" "$mirror" > "$IMAGES/debootstrap.log" 2>&1 || die "debootstrap failed; see $IMAGES/debootstrap.log"
   rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*
   tar --numeric-owner -C "$r" -cf "$IMAGES/rootfs.tar" . && rm -rf "$r"
@@ -65,8 +75,9 @@ build_base() {
   buildah add -q "$c" "$IMAGES/rootfs.tar" / >/dev/null
   buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --env LANG=C.UTF-8 --cmd /bin/bash "$c"
   buildah commit -q --rm "$c" "$BASE_IMAGE" >/dev/null; rm -f "$IMAGES/rootfs.tar"
-  rm -f "$(archive "$BASE_IMAGE" 0).tmp"; buildah push -q "$BASE_IMAGE" "oci-archive:$(archive "$BASE_IMAGE" 0).tmp:$BASE_IMAGE" >/dev/null
-  mv "$(archive "$BASE_IMAGE" 0).tmp" "$(archive "$BASE_IMAGE" 0)"
+  local out; out=$(archive "$BASE_IMAGE" "$BASE_KEY")
+  rm -f "$out.tmp"; buildah push -q "$BASE_IMAGE" "oci-archive:$out.tmp:$BASE_IMAGE" >/dev/null
+  rm -f "$IMAGES/archives/$(echo "$BASE_IMAGE" | tr '/:' '__')"-*.tar; mv "$out.tmp" "$out"
 }
 
 # The operator image carries the package and its dependencies as a site-packages tree staged

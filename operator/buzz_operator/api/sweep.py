@@ -347,6 +347,12 @@ class BuzzSweepStatus(StatusModel):
     )
     waiting: Waiting | None = Field(None, description="Why no more trials start right now, when some wait.")
     summary_url: str | None = Field(None, alias="summaryURL", description="Where summary.json was written.")
+    summarized_trials: int | None = Field(
+        None, ge=0, description="Finished trials counted in the summary.json last written."
+    )
+    lock_digest: str | None = Field(
+        None, description="sha256 of the lock.json (task, prompt and image digests) this sweep runs under."
+    )
     preflight: PreflightStatus | None = Field(None, description="Preflight checks before the first trial.")
     started_at: Timestamp | None = Field(None, description="When the first trial was admitted.")
     finished_at: Timestamp | None = Field(None, description="When the last trial reached a terminal phase.")

@@ -17,13 +17,17 @@ from pydantic import ValidationError
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
+from buzz_operator.storage import StorageError
 from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
+from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.summary_doc import summary_document, summary_due, terminal_count
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 from buzz_operator.trial.state import merge_patch
 
@@ -83,6 +87,27 @@ async def reconcile(
     if expiry == 0:
         await _delete(kube, namespace, name)
         return {}
+    try:
+        store = await inputs.open_sweep_store(kube, namespace, spec)
+    except inputs.InputError as error:
+        return _invalid(previous, str(error), mine, now, generation)
+    lock = sweep_lock(
+        manifest=manifest, dataset=dataset, tasks=tasks,
+        task_images={t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks},
+        stack_image=spec.stack_image or settings.stack_image,
+        operator_image=spec.operator_image or settings.operator_image,
+    )
+    digest = runtime_store.lock_digest(lock)
+    if previous.lock_digest != digest:
+        try:
+            drift = await runtime_store.lock_storage(
+                store, name, lock, sweep_config(name, namespace, body.get("spec") or {}, lock))
+        except StorageError as error:  # unavailable storage is not the user's mistake: retry next tick
+            log.warning("sweep %s/%s: storage %s: %s", namespace, name, store.url, error)
+            return {}
+        if drift:
+            return _invalid(previous, f"spec.storage.url: {store.url}/{name}/lock.json belongs to a different "
+                                      f"experiment: {drift}", mine, now, generation)
     planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
     existing = {s.name for s in mine}
     missing = [p for p in planned if p.name not in existing]
@@ -107,6 +132,15 @@ async def reconcile(
         condition_hash=manifest.sha256, suspended=spec.suspend,
         max_cost=spec.budget.max_cost_usd if spec.budget else None, invalid=None, now=now, generation=generation,
     )
+    new = new.model_copy(update={"lock_digest": digest})
+    if summary_due(previous.summarized_trials, figures):
+        document = summary_document(sweep=name, namespace=namespace, condition=manifest.condition,
+                                    condition_hash=manifest.sha256, rollup=figures, trials=mine, now=now)
+        try:
+            url = await runtime_store.write_summary(store, name, document)
+            new = new.model_copy(update={"summary_url": url, "summarized_trials": terminal_count(figures)})
+        except StorageError as error:  # summarizedTrials unchanged: the next tick writes it
+            log.warning("sweep %s/%s: summary.json not written: %s", namespace, name, error)
     return merge_patch(previous.to_api(), new.to_api())
 
 

@@ -30,6 +30,7 @@ from buzz_operator.dataset.task import Task
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.tenant_models import RelayTarget
+from buzz_operator.storage import ObjectStore, StorageError, open_store
 
 # Inline conditions name prompt files relative to this directory (the repository's manifests/
 # when run from a checkout; the chart mounts it in the operator pod).
@@ -154,4 +155,35 @@ async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Relay
 
 def storage_url(spec: BuzzSweepSpec) -> str:
     return spec.storage.url if spec.storage is not None else default_storage_url()
+
+
+# Keys of storage.credentialsSecretRef, named as the AWS tools name them so one Secret serves both.
+ACCESS_KEY, SECRET_KEY, REGION_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"
+
+
+async def open_sweep_store(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> ObjectStore:
+    """The sweep's object store, with the credentials Secret when the spec names one (the
+    operator's own AWS_* environment otherwise)."""
+    url = storage_url(spec)
+    creds: dict[str, str] = {}
+    if spec.storage is not None and spec.storage.credentials_secret_ref is not None:
+        ref = spec.storage.credentials_secret_ref
+        try:
+            creds = await objects.read_secret(kube, namespace, ref.name)
+        except ApiException as exc:
+            raise InputError("spec.storage.credentialsSecretRef", f"Secret {ref.name} cannot be read "
+                                                                  f"(HTTP {exc.status})") from exc
+        missing = [key for key in (ACCESS_KEY, SECRET_KEY) if not creds.get(key)]
+        if missing:
+            raise InputError("spec.storage.credentialsSecretRef", f"Secret {ref.name} has no key {', '.join(missing)}")
+    try:
+        if url.startswith("s3://"):
+            return open_store(url, endpoint=spec.storage.endpoint if spec.storage else None,
+                              access_key=creds.get(ACCESS_KEY), secret_key=creds.get(SECRET_KEY),
+                              region=creds.get(REGION_KEY))
+        if creds:
+            raise InputError("spec.storage.credentialsSecretRef", "only s3:// storage takes credentials")
+        return open_store(url)
+    except StorageError as exc:
+        raise InputError("spec.storage.url", str(exc)) from exc
 

@@ -37,7 +37,6 @@ from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import upload_bundle
 from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, trial_prefix
-from buzz_operator.storage.url import open_store
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
@@ -170,7 +169,7 @@ async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
                                                      indent=2, sort_keys=True) + "\n")
         (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, now)))
         try:
-            await upload_bundle(open_store(ctx.store_url), ctx.spec.sweep_name, ctx.name, root)
+            await upload_bundle(ctx.store, ctx.spec.sweep_name, ctx.name, root)
         except storage_errors.AlreadyCommitted:
             pass  # a previous run of this step committed it; result.json is never rewritten
         except storage_errors.StorageError as exc:

@@ -17,6 +17,7 @@ from buzz_operator.condition import EndpointConfig, ExperimentManifest, Seat, pl
 from buzz_operator.dataset.task import Task
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.tenant_models import RelayTarget, SeatSecret, TenantSecrets
+from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.names import pod_name, relay_trial_id, tenant_secret_name
 
 
@@ -64,6 +65,7 @@ class TrialContext:
     relay: RelayTarget  # how the operator reaches the relay (Host = canonical authority)
     relay_service: RelayService
     store_url: str
+    store: ObjectStore
     workdir: Path
 
     @property

@@ -49,5 +49,6 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         endpoints=endpoints, api_keys=Redacted(keys), task=task,
         relay=await inputs.relay_target(kube, namespace, sweep_spec),
         relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
-        store_url=inputs.storage_url(sweep_spec), workdir=workdir,
+        store_url=inputs.storage_url(sweep_spec), store=await inputs.open_sweep_store(kube, namespace, sweep_spec),
+        workdir=workdir,
     )

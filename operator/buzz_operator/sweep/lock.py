@@ -1,0 +1,118 @@
+"""The sweep's lock.json: the content digests a sweep's results depend on — every task, every
+pinned prompt, persona and skill, every image reference — written once, before the first trial,
+next to the bundles.
+
+A sweep that finds a lock.json in its storage resumes into it only when nothing changed;
+otherwise results of two different experiments would be mixed under one name (the Hawk and
+Harbor "resume ran against changed tasks" reports in anchors.md §A1). Pure: documents in,
+documents out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from buzz_operator.condition.manifest import ExperimentManifest
+from buzz_operator.dataset.task import Task
+
+LOCK_VERSION = 1
+
+
+def pinned_artifacts(manifest: ExperimentManifest) -> dict[str, str]:
+    """`{"<class>.prompt": sha256, "<class>.persona": …, "<class>.skill[i]": …}`."""
+    pins: dict[str, str] = {}
+    for entry in manifest.roster:
+        pins[f"{entry.id}.prompt"] = entry.prompt.sha256
+        if entry.persona is not None:
+            pins[f"{entry.id}.persona"] = entry.persona.sha256
+        for index, skill in enumerate(entry.skills):
+            pins[f"{entry.id}.skill[{index}]"] = skill.sha256
+    return pins
+
+
+def sweep_lock(
+    *,
+    manifest: ExperimentManifest,
+    dataset: str,
+    tasks: Sequence[Task],
+    task_images: Mapping[str, str],
+    stack_image: str,
+    operator_image: str,
+) -> dict[str, Any]:
+    return {
+        "version": LOCK_VERSION,
+        "condition": manifest.condition,
+        "conditionHash": manifest.sha256,
+        "dataset": dataset,
+        "tasks": {task.name: task.digest for task in sorted(tasks, key=lambda t: t.name)},
+        "prompts": pinned_artifacts(manifest),
+        "images": {
+            "stack": stack_image,
+            "operator": operator_image,
+            "tasks": {name: task_images[name] for name in sorted(task_images)},
+        },
+    }
+
+
+def _changed_keys(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        if key not in new:
+            changes.append(f"{kind} {key} removed")
+        elif key not in old:
+            changes.append(f"{kind} {key} added")
+        elif old[key] != new[key]:
+            changes.append(f"{kind} {key} changed ({_short(old[key])} → {_short(new[key])})")
+    return changes
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text[:12] if len(text) == 64 else text
+
+
+def lock_drift(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
+    """None when `current` may resume into storage locked by `recorded`; else what changed.
+
+    Tasks added or removed are drift too: pass@k over a different task set is another number.
+    """
+    if recorded.get("version") != current.get("version"):
+        return f"lock.json version {recorded.get('version')!r} is not {current.get('version')!r}"
+    changes: list[str] = []
+    if recorded.get("conditionHash") != current.get("conditionHash"):
+        changes.append(
+            f"condition hash changed ({_short(recorded.get('conditionHash'))} → "
+            f"{_short(current.get('conditionHash'))})"
+        )
+    if recorded.get("dataset") != current.get("dataset"):
+        changes.append(f"dataset changed ({recorded.get('dataset')} → {current.get('dataset')})")
+    changes += _changed_keys("task", recorded.get("tasks") or {}, current.get("tasks") or {})
+    changes += _changed_keys("prompt", recorded.get("prompts") or {}, current.get("prompts") or {})
+    old_images, new_images = recorded.get("images") or {}, current.get("images") or {}
+    for role in ("stack", "operator"):
+        if old_images.get(role) != new_images.get(role):
+            changes.append(f"{role} image changed ({old_images.get(role)} → {new_images.get(role)})")
+    changes += _changed_keys("task image", old_images.get("tasks") or {}, new_images.get("tasks") or {})
+    if not changes:
+        return None
+    more = f" (and {len(changes) - 3} more)" if len(changes) > 3 else ""
+    return "; ".join(changes[:3]) + more
+
+
+def sweep_config(name: str, namespace: str, spec: Mapping[str, Any], lock: Mapping[str, Any]) -> dict[str, Any]:
+    """config.json of the sweep: Harbor's JobConfig in spirit (job name, attempts, timeout
+    multiplier, dataset, agent = the condition) plus the BuzzSweep spec as submitted.
+
+    The spec holds Secret *references* only, never key material, so it is stored whole.
+    """
+    return {
+        "job_name": name,
+        "namespace": namespace,
+        "n_attempts": spec.get("attempts", 1),
+        "timeout_multiplier": spec.get("timeoutMultiplier", 1.0),
+        "n_concurrent_trials": spec.get("parallelism"),
+        "datasets": [{"name": lock.get("dataset"), "tasks": sorted(lock.get("tasks") or {})}],
+        "agents": [{"name": "buzz", "condition": lock.get("condition"), "condition_hash": lock.get("conditionHash")}],
+        "spec": dict(spec),
+    }

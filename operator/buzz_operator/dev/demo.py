@@ -16,6 +16,7 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -199,6 +200,18 @@ def results_table(items: list[dict[str, Any]]) -> Table:
     return table
 
 
+DEMO_STORE = Path("/var/lib/buzz-operator/bundles")  # manifests/sweeps/demo.yaml spec.storage.url
+
+
+def keep_earlier_bundles(store: Path, names: Sequence[str]) -> None:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    for name in names:
+        if (store / name).is_dir():
+            (store / "earlier").mkdir(parents=True, exist_ok=True)
+            (store / name).rename(store / "earlier" / f"{name}-{stamp}")
+            console.print(f"earlier {name} bundles kept in {store / 'earlier' / f'{name}-{stamp}'}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="demo", description=__doc__)
     parser.add_argument("--pg-dsn", required=True)
@@ -211,9 +224,11 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(set_up(args.pg_dsn, args.host_ip))
     operator = start_operator(args.log)
     try:
-        # a fresh run each time: earlier demo sweeps go (their bundles stay in storage)
+        # a fresh run each time: earlier demo sweeps go, and their bundles move aside (kept)
+        # — a sweep re-created under the same name would otherwise resume into them
         kubectl("-n", NAMESPACE, "delete", f"buzzsweeps.{GROUP}", *SWEEPS, "--ignore-not-found",
                 "--wait=true", "--timeout=180s")
+        keep_earlier_bundles(DEMO_STORE, SWEEPS)
         kubectl("-n", NAMESPACE, "apply", "-f", str(ROOT / "manifests/sweeps/demo.yaml"))
         console.print(f"sweeps applied; operator log: {args.log}")
         deadline = time.monotonic() + args.timeout

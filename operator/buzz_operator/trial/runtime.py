@@ -13,11 +13,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 from buzz_operator.trial import runtime_bundle, runtime_grade, runtime_launch, runtime_run
-from buzz_operator.trial.failures import StepFailure, exception_reason
+from buzz_operator.trial.failures import StepFailure, classify_reason, exception_reason
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.state import (
+    BEFORE_RESULTS,
     RELEASED,
     Fact,
     advance,
@@ -90,6 +91,13 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
 
 
 async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> BuzzTrialStatus:
+    if classify_reason(failure.reason) is FailureClass.INFRA and status.phase in BEFORE_RESULTS and status.trial_id:
+        # This try is abandoned (a fresh one follows, or the trial ends): keep what it left first.
+        try:
+            async with asyncio.timeout(float(ctx.spec.deadlines.upload_seconds)):
+                failure.bundle_url = await runtime_bundle.keep_try(ctx, status, failure)
+        except Exception as error:  # the storage may be what failed; the record says so below
+            log.warning("trial %s: keeping the evidence of try %d failed: %s", ctx.name, status.retries, error)
     new = fail(status, failure, now(), retry=ctx.spec.retry, spend=getattr(failure, "spend", None))
     if new.retries > status.retries and status.trial_id:
         # A fresh try forgets this try's tenant and pod (status is reset for the new one), so

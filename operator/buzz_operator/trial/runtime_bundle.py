@@ -8,6 +8,7 @@ again; an upload that already committed is left as it is (result.json is never r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.api.trial import BuzzTrialStatus, Outcome
+from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome
 from buzz_operator.condition import redact_endpoints
 from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS
 from buzz_operator.kube import objects, tar
@@ -35,8 +36,8 @@ from buzz_operator.relay import tenant
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.storage import errors as storage_errors
-from buzz_operator.storage.bundle import upload_bundle
-from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, trial_prefix
+from buzz_operator.storage.bundle import upload_attempt, upload_bundle
+from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, retry_prefix, trial_prefix
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
@@ -118,7 +119,7 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
     )
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.name, trial_name=ctx.name,
-        trial_uri=f"{ctx.store_url.rstrip('/')}/{trial_prefix(ctx.spec.sweep_name, ctx.name)}",
+        trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),
         task_id={"path": ctx.task.name}, source="builtin", task_checksum=ctx.spec.task_digest,
         config={"trial_name": ctx.name, "spec": ctx.spec.to_api()}, model_info=None,
         agent_result=agent_result(accounting, metadata),
@@ -143,38 +144,62 @@ async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str
     return found
 
 
+async def _assemble(ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: Path, now: datetime) -> None:
+    """The whole §5 bundle of one try, written under `root` (result.json included)."""
+    agent_dir, verifier_dir = root / AGENT_DIR, root / VERIFIER_DIR
+    agent_dir.mkdir(parents=True)
+    verifier_dir.mkdir(parents=True)
+    facts = await _gather(ctx, pod, agent_dir, verifier_dir)
+    accounting = collect_accounting(agent_dir, ctx.seats, ctx.manifest.prices)
+    started = _stamp(status.phase_times.provisioning) or now.timestamp()
+    timing = trial_timing(
+        runtime_started=started, bundle_started=now.timestamp(),
+        active_started=facts.get("active_started"),
+        active_finished=facts.get("active_finished") if facts.get("active_started") is not None else None,
+        usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
+    )
+    write_bundle(
+        agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
+        seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
+        known_secrets=await _known_secrets(ctx, status), timing=timing,
+    )
+    (root / "config.json").write_text(json.dumps({"trial_name": ctx.name, "spec": ctx.spec.to_api()},
+                                                 indent=2, sort_keys=True) + "\n")
+    (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, now)))
+
+
+def _url(ctx: TrialContext, key: str) -> str:
+    return f"{ctx.store_url.rstrip('/')}/{key}"
+
+
 async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
     pod = status.pod or ctx.pod(status.retries)
-    now = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         root = Path(scratch)
-        agent_dir, verifier_dir = root / AGENT_DIR, root / VERIFIER_DIR
-        agent_dir.mkdir(parents=True)
-        verifier_dir.mkdir(parents=True)
-        facts = await _gather(ctx, pod, agent_dir, verifier_dir)
-        accounting = collect_accounting(agent_dir, ctx.seats, ctx.manifest.prices)
-        started = _stamp(status.phase_times.provisioning) or now.timestamp()
-        timing = trial_timing(
-            runtime_started=started, bundle_started=now.timestamp(),
-            active_started=facts.get("active_started"),
-            active_finished=facts.get("active_finished") if facts.get("active_started") is not None else None,
-            usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
-        )
-        write_bundle(
-            agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
-            seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
-            known_secrets=await _known_secrets(ctx, status), timing=timing,
-        )
-        (root / "config.json").write_text(json.dumps({"trial_name": ctx.name, "spec": ctx.spec.to_api()},
-                                                     indent=2, sort_keys=True) + "\n")
-        (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, now)))
+        await _assemble(ctx, status, pod, root, datetime.now(UTC))
         try:
             await upload_bundle(ctx.store, ctx.spec.sweep_name, ctx.name, root)
         except storage_errors.AlreadyCommitted:
             pass  # a previous run of this step committed it; result.json is never rewritten
         except storage_errors.StorageError as exc:
             raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
-    return Bundled(bundle_url=f"{ctx.store_url.rstrip('/')}/{trial_prefix(ctx.spec.sweep_name, ctx.name)}")
+    return Bundled(bundle_url=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)))
+
+
+async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> str:
+    """Evidence of a try that failed on infra, kept under retries/<n>/ (n = try index + 1) before
+    the try is released: a try that spent tokens keeps its receipts even though the trial goes
+    on (or ends) without it. Its result.json carries the failure as exception_info."""
+    record = status.model_copy(update={"failure_class": FailureClass.INFRA, "reason": failure.reason,
+                                       "message": failure.message or failure.reason})
+    pod = status.pod or ctx.pod(status.retries)
+    with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
+        root = Path(scratch)
+        await _assemble(ctx, record, pod, root, datetime.now(UTC))
+        # AlreadyCommitted: kept by an earlier run of this handler before a restart
+        with contextlib.suppress(storage_errors.AlreadyCommitted):
+            await upload_attempt(ctx.store, ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
+    return _url(ctx, retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1))
 
 
 async def _archive(ctx: TrialContext, retry: int) -> None:

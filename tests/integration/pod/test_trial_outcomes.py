@@ -82,6 +82,16 @@ async def test_crashing_seat_is_retried_as_a_fresh_try_until_retries_run_out(  #
     assert [(a.retry, a.phase, a.reason) for a in final.attempts] == [
         (0, Phase.RUNNING, "AgentsExitedEarly"), (1, Phase.RUNNING, "AgentsExitedEarly")]
     assert ctx.trial_id(0) != ctx.trial_id(1)
+    # each abandoned try kept its evidence under retries/<n>/, and the trial itself has no result.json
+    trial_dir = tmp_path / "s5" / "s5-t1"
+    assert not (trial_dir / "result.json").exists()
+    for number, record in zip((1, 2), final.attempts, strict=True):
+        kept = trial_dir / "retries" / str(number)
+        assert record.bundle_url and record.bundle_url.endswith(f"s5/s5-t1/retries/{number}"), record
+        result = json.loads((kept / "result.json").read_text())
+        assert result["exception_info"]["exception_type"] == "AgentsExitedEarly", result["exception_info"]
+        assert (kept / "agent" / "buzz" / "receipts.jsonl").exists()
+        assert json.loads((kept / "agent" / "buzz" / "summary.json").read_text())["secret_scan"]["clean"]
     for retry in (0, 1):
         pod = await objects.read_pod(kube, namespace, ctx.pod(retry))
         assert pod is None or pod["metadata"].get("deletionTimestamp"), ctx.pod(retry)

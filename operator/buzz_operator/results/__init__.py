@@ -1,0 +1,52 @@
+"""The results room: a sweep's bundles read back into what people compare.
+
+Per-(condition, hash) summary rows with the seed summariser's flags (buzz-harness.md §6.5),
+the failures list, the JSON document and its schema, Harbor job-directory documents with the
+leaderboard metadata.yaml (§6.2, anchors.md §A1), the channel transcript as a thread, and the
+HTML report. Pure: bundle files come in as bytes from the caller; no kube, network or storage.
+"""
+
+from buzz_operator.results.document import (
+    CSV_COLUMNS,
+    bundle_url,
+    csv_rows,
+    failure_reason,
+    failures,
+    summary_document,
+)
+from buzz_operator.results.files import split_trial_key, summary_needs
+from buzz_operator.results.harbor_job import job_config, job_result, job_stats, leaderboard_metadata
+from buzz_operator.results.notes import caveats
+from buzz_operator.results.report import render_report
+from buzz_operator.results.schema import SUMMARY_SCHEMA
+from buzz_operator.results.summary import ConditionRow, SweepSummary, group, summarize
+from buzz_operator.results.sweep_files import summarize_sweep
+from buzz_operator.results.transcript import render_thread, thread
+from buzz_operator.results.trial import TrialRecord, read_trial
+
+__all__ = [
+    "CSV_COLUMNS",
+    "SUMMARY_SCHEMA",
+    "ConditionRow",
+    "SweepSummary",
+    "TrialRecord",
+    "bundle_url",
+    "caveats",
+    "csv_rows",
+    "failure_reason",
+    "failures",
+    "group",
+    "job_config",
+    "job_result",
+    "job_stats",
+    "leaderboard_metadata",
+    "read_trial",
+    "render_report",
+    "render_thread",
+    "split_trial_key",
+    "summarize",
+    "summarize_sweep",
+    "summary_document",
+    "summary_needs",
+    "thread",
+]

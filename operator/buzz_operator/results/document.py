@@ -1,0 +1,152 @@
+"""The summary as one JSON document (``buzzctl sweep summary -o json``), its failures list and
+CSV rows. The document's shape is pinned by schema.py; CSV columns are the seed's
+``write_csv`` columns (§6.5) followed by ours (pass@k, cost ceiling, unfinished)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .summary import ConditionRow, SweepSummary
+from .trial import TrialRecord
+
+DOCUMENT_VERSION = 1
+
+CSV_COLUMNS = (
+    "condition", "manifest_sha256", "agents", "n", "pass_rate",
+    "cost_usd_per_trial", "cost_usd_total", "tokens_per_trial",
+    "agent_seconds_per_trial", "timeouts", "launch_failures",
+    "errors", "round_capped", "unreconciled", "verifier_broken",
+    "stopped_without_done", "timeout_multipliers",
+    "pass_at_k", "cost_usd_ceiling_per_trial", "cost_usd_ceiling_total", "flags",
+)  # fmt: skip
+
+
+def bundle_url(store_url: str, sweep: str, trial: str) -> str:
+    return f"{store_url.rstrip('/')}/{sweep}/{trial}"
+
+
+def row_document(row: ConditionRow) -> dict[str, Any]:
+    return {
+        "condition": row.condition,
+        "manifest_sha256": row.manifest_sha256,
+        "hash": row.manifest_sha256[:8],
+        "agents": row.agents,
+        "n": row.n,
+        "pass_rate": row.pass_rate,
+        "pass_at_k": row.pass_at_k,
+        "cost_usd": {
+            "per_trial": {"floor": row.cost_per_trial, "ceiling": row.cost_ceiling_per_trial},
+            "total": {"floor": row.total_cost, "ceiling": row.total_cost_ceiling},
+        },
+        "tokens": {"per_trial": row.tokens_per_trial, "total": row.total_tokens},
+        "agent_seconds_per_trial": row.seconds_per_trial,
+        "counts": {
+            "timeouts": row.timeouts,
+            "launch_failures": row.launch_failures,
+            "errors": row.errors,
+            "round_capped": row.round_capped,
+            "unreconciled": row.unreconciled,
+            "verifier_broken": row.verifier_broken,
+            "stopped_without_done": row.stopped_without_done,
+        },
+        "timeout_multipliers": row.timeout_multipliers,
+        "flags": row.flags,
+    }
+
+
+def failure_reason(trial: TrialRecord) -> str:
+    """Why a trial scored zero, in one line: its exception, a broken verifier, or the verifier
+    dimensions it missed."""
+    if trial.exception_type:
+        message = (trial.exception_message or "").splitlines()[0] if trial.exception_message else ""
+        return f"{trial.exception_type}: {message}"[:200] if message else trial.exception_type
+    if trial.verifier_broken:
+        return "verifier broken (§6.4 marker in verifier/test-stdout.txt)"
+    missed = sorted(k for k, v in trial.rewards.items() if k != "reward" and v < 1.0)
+    if missed:
+        return "failed " + ", ".join(missed)
+    return "no reward" if not trial.rewards else "reward 0"
+
+
+def failures(summary: SweepSummary, store_url: str) -> list[dict[str, Any]]:
+    """The seed's ``--failures``: every trial that scored zero, with its outcome and bundle."""
+    return [
+        {
+            "trial": t.name,
+            "condition": row.condition,
+            "hash": row.manifest_sha256[:8],
+            "task": t.task,
+            "attempt": t.attempt,
+            "outcome": t.outcome,
+            "reason": failure_reason(t),
+            "bundle": bundle_url(store_url, summary.sweep, t.name),
+        }
+        for row in summary.rows
+        for t in row.trials
+        if t.reward == 0.0
+    ]
+
+
+def trial_document(trial: TrialRecord, store_url: str, sweep: str) -> dict[str, Any]:
+    return {
+        "trial": trial.name,
+        "task": trial.task,
+        "attempt": trial.attempt,
+        "condition": trial.condition,
+        "hash": trial.manifest_sha256[:8],
+        "reward": trial.reward,
+        "rewards": trial.rewards,
+        "outcome": trial.outcome,
+        "cost_usd": {"floor": trial.cost_usd, "ceiling": trial.cost_usd_ceiling},
+        "tokens": {"input": trial.input_tokens, "output": trial.output_tokens},
+        "agent_seconds": trial.agent_seconds,
+        "total_seconds": trial.total_seconds,
+        "flags": {
+            "round_capped": trial.round_capped,
+            "unpriced": not trial.reconciled,
+            "verifier_broken": trial.verifier_broken,
+            "no_done": trial.stopped_without_done,
+        },
+        "bundle": bundle_url(store_url, sweep, trial.name),
+    }
+
+
+def summary_document(
+    summary: SweepSummary, store_url: str, *, with_failures: bool = False, with_trials: bool = False
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "version": DOCUMENT_VERSION,
+        "sweep": summary.sweep,
+        "store": store_url,
+        "trials": len(summary.trials),
+        "unfinished": list(summary.unfinished),
+        "skipped": list(summary.skipped),
+        "conditions": [row_document(row) for row in summary.rows],
+    }
+    if with_failures:
+        doc["failures"] = failures(summary, store_url)
+    if with_trials:
+        doc["trial_rows"] = [trial_document(t, store_url, summary.sweep) for t in summary.trials]
+    return doc
+
+
+def csv_rows(summary: SweepSummary) -> list[list[str]]:
+    """Header plus one row per condition, numbers formatted as the seed's write_csv does."""
+    rows: list[list[str]] = [list(CSV_COLUMNS)]
+    for c in summary.rows:
+        rows.append(
+            [
+                c.condition, c.manifest_sha256, str(c.agents), str(c.n),
+                f"{c.pass_rate:.6f}", f"{c.cost_per_trial:.6f}",
+                f"{c.total_cost:.6f}", f"{c.tokens_per_trial:.1f}",
+                f"{c.seconds_per_trial:.2f}", str(c.timeouts),
+                str(c.launch_failures), str(c.errors),
+                str(c.round_capped), str(c.unreconciled), str(c.verifier_broken),
+                str(c.stopped_without_done),
+                " ".join(f"{m:g}" for m in c.timeout_multipliers),
+                " ".join(f"{k}:{v:.6f}" for k, v in c.pass_at_k.items()),
+                f"{c.cost_ceiling_per_trial:.6f}", f"{c.total_cost_ceiling:.6f}",
+                ", ".join(c.flags),
+            ]
+        )  # fmt: skip
+    return rows

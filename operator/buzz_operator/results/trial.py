@@ -1,0 +1,200 @@
+"""One trial's bundle reduced to what a comparison turns on — the seed's ``read_trial``
+(buzz-harness.md §6.5; block/buzz ``benchmarks/harbor-buzz-orchestra/scripts/summarize.py``).
+
+Pure: the caller passes the trial's files as bytes keyed by their path inside the trial dir
+(see files.py); nothing here reads a disk or a store.
+
+Identity follows the seed, widest net first, because the trials that die before saying which
+condition they belong to are the ones a summary must not drop: ``agent_result.metadata``
+(condition, manifest_sha256), then the bundle's ``agent/buzz/summary.json``, then (where the
+seed recomputed the hash from ``config.json``'s manifest path) the bundle's own
+``agent/buzz/manifest.json``, and last the trial spec's ``conditionHash`` in ``config.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from buzz_operator.ledger.agent_log import ROUND_CAP_MARKER
+from buzz_operator.ledger.verdict import classify_outcome, is_numeric_reward, verifier_output_broken
+
+from . import files as F
+
+UNKNOWN_CONDITION = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """A finished (committed) trial. Field names follow the seed's ``Trial`` where it has them."""
+
+    name: str
+    condition: str
+    manifest_sha256: str
+    task: str
+    reward: float
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    cost_usd_ceiling: float
+    agent_seconds: float
+    total_seconds: float
+    outcome: str
+    reconciled: bool
+    round_capped: bool
+    verifier_broken: bool
+    stopped_without_done: bool
+    timeout_multiplier: float
+    agents: int
+    attempt: int | None = None
+    rewards: dict[str, float] = field(default_factory=dict)
+    exception_type: str | None = None
+    exception_message: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+def load_json(data: bytes | None) -> dict[str, Any]:
+    """A JSON object from bytes; {} for missing, unparsable or non-object documents (the seed's
+    readers treat all three as absent, never as an error that stops the summary)."""
+    if not data:
+        return {}
+    try:
+        value = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def elapsed(block: object) -> float:
+    """Seconds between a Harbor phase's ``started_at`` and ``finished_at``; 0.0 when unknown."""
+    if not isinstance(block, dict):
+        return 0.0
+    started, finished = block.get("started_at"), block.get("finished_at")
+    if not isinstance(started, str) or not isinstance(finished, str):
+        return 0.0
+    try:
+        start = datetime.fromisoformat(started.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(finished.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return max(0.0, (end - start).total_seconds())
+
+
+def number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def timeout_multiplier(config: Mapping[str, Any], sweep_config: Mapping[str, Any]) -> float:
+    """The clock the trial ran against (§6.5 clock×m). The seed reads ``agent_timeout_multiplier``
+    then ``timeout_multiplier`` from the trial's config.json; ours keeps the multiplier on the
+    sweep spec (the trial's deadlines are already scaled), so that is read after them."""
+    for key in ("agent_timeout_multiplier", "timeout_multiplier"):
+        if (value := number(config.get(key))) is not None:
+            return value
+    for source in (config.get("spec") or {}, sweep_config.get("spec") or {}, sweep_config):
+        if isinstance(source, Mapping) and (value := number(source.get("timeoutMultiplier"))) is not None:
+            return value
+    return 1.0
+
+
+def round_capped(trial_files: Mapping[str, bytes]) -> bool:
+    marker = ROUND_CAP_MARKER.encode()
+    return any(F.is_agent_log(rel) and marker in data for rel, data in trial_files.items())
+
+
+def verifier_broken(trial_files: Mapping[str, bytes]) -> bool:
+    """§6.4: a missing verifier/test-stdout.txt is not evidence of breakage."""
+    data = trial_files.get(F.VERIFIER_STDOUT)
+    return bool(data) and verifier_output_broken(data.decode("utf-8", errors="replace"))
+
+
+def _identity(
+    metadata: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    config: Mapping[str, Any],
+) -> tuple[str, str] | None:
+    if metadata.get("condition"):
+        return str(metadata["condition"]), str(metadata.get("manifest_sha256", ""))
+    if summary.get("condition"):
+        return str(summary["condition"]), str(summary.get("manifest_sha256", ""))
+    if (manifest.get("manifest") or {}).get("condition") and manifest.get("sha256"):
+        return str(manifest["manifest"]["condition"]), str(manifest["sha256"])
+    spec = config.get("spec") or {}
+    if isinstance(spec, Mapping) and spec.get("conditionHash"):
+        return UNKNOWN_CONDITION, str(spec["conditionHash"])
+    return None
+
+
+def read_trial(
+    name: str, trial_files: Mapping[str, bytes], sweep_config: Mapping[str, Any] | None = None
+) -> TrialRecord | None:
+    """The trial's record, or None when it is not committed (no result.json) or not a Buzz trial."""
+    if F.RESULT not in trial_files:
+        return None
+    data = load_json(trial_files[F.RESULT])
+    if not data:
+        return None
+    config = load_json(trial_files.get(F.CONFIG))
+    agent_result = data.get("agent_result") or {}
+    metadata = agent_result.get("metadata") or {}
+    summary: dict[str, Any] = {}
+    if metadata.get("condition"):
+        tokens = (int(agent_result.get("n_input_tokens") or 0), int(agent_result.get("n_output_tokens") or 0))
+        cost = float(agent_result.get("cost_usd") or 0.0)
+        ceiling = number(metadata.get("accounting_cost_usd_including_handoff_bound"))
+        reconciled = bool(metadata.get("accounting_reconciled"))
+        agents = len(metadata.get("per_agent_tokens") or {})
+    else:
+        # No agent metadata: a launch failure or a hard timeout. The bundle's own summary still
+        # holds the real tokens and price of a trial that ran its full budget and then failed.
+        summary = load_json(trial_files.get(F.BUNDLE_SUMMARY))
+        totals = summary.get("totals") or {}
+        tokens = (int(totals.get("input_tokens") or 0), int(totals.get("output_tokens") or 0))
+        cost = float(totals.get("cost_usd") or 0.0)
+        ceiling = number(totals.get("cost_usd_including_handoff_bound"))
+        reconciled = bool((summary.get("accounting") or {}).get("reconciled"))
+        agents = len(summary.get("roster") or ())
+    identity = _identity(metadata, summary, load_json(trial_files.get(F.BUNDLE_MANIFEST)), config)
+    if identity is None:
+        return None  # not produced by this harness; leave it alone, as the seed does
+    rewards_raw = (data.get("verifier_result") or {}).get("rewards") or {}
+    reward = rewards_raw.get("reward")
+    exception = data.get("exception_info") or {}
+    spec = config.get("spec") or {}
+    return TrialRecord(
+        name=str(data.get("trial_name") or name),
+        condition=identity[0],
+        manifest_sha256=identity[1],
+        task=str(data.get("task_name", "?")),
+        reward=float(reward) if is_numeric_reward(reward) else 0.0,
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        cost_usd=cost,
+        cost_usd_ceiling=max(cost, ceiling) if ceiling is not None else cost,
+        agent_seconds=elapsed(data.get("agent_execution")),
+        total_seconds=elapsed(data),
+        outcome=classify_outcome(data.get("exception_info")),
+        reconciled=reconciled,
+        round_capped=round_capped(trial_files),
+        verifier_broken=verifier_broken(trial_files),
+        stopped_without_done=bool(metadata.get("stopped_without_done")),
+        timeout_multiplier=timeout_multiplier(config, sweep_config or {}),
+        agents=agents,
+        attempt=int(spec["attempt"])
+        if isinstance(spec, Mapping) and isinstance(spec.get("attempt"), int)
+        else None,
+        rewards={k: float(v) for k, v in rewards_raw.items() if number(v) is not None},
+        exception_type=str(exception["exception_type"]) if exception.get("exception_type") else None,
+        exception_message=str(exception.get("exception_message") or "") or None,
+        started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
+        finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,
+    )

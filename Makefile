@@ -64,8 +64,8 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 	@bash hack/images.sh build pause base operator dev-relay stack tasks
 	@$(PYTEST) -q -p no:cacheprovider tests/integration $(wildcard tests/e2e/test_*.py) $(wildcard tests/faults/test_*.py)
 
-bench: install cluster-up services ## performance benchmarks; each prints its figure, target and pass/miss
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+bench: install cluster-up services ## performance benchmarks, then one table: figure, target, median and spread, pass/miss
+	@$(PY) bench/run.py
 
 demo: ## the local stack, the operator and the sample sweeps of the buzz-native tasks; prints the results
 	@bash hack/demo.sh

@@ -18,9 +18,10 @@ from typing import Any
 import kopf
 
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.api.trial import BuzzTrialStatus
+from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube.client import Kube
+from buzz_operator.observability import events, logs, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
 from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
@@ -70,7 +71,10 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
 
 @kopf.index(GROUP, VERSION, TRIALS)
 def trial_summaries(body: kopf.Body, **_: Any) -> dict[None, TrialSummary]:
-    return {None: summarize_trial(body)}
+    summary = summarize_trial(body)
+    metrics.SNAPSHOT.observe_trial(body)
+    logs.remember_trial(summary.namespace, summary.name, summary.sweep)
+    return {None: summary}
 
 
 @kopf.on.probe(id="trials")
@@ -83,8 +87,12 @@ async def reconcile_sweep(
     body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
 ) -> None:
     known = list(trial_summaries.get(None, []))
+    metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
     patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
+    old = dict(body.get("status") or {})
+    metrics.SNAPSHOT.observe_sweep(body.metadata.namespace, body.metadata.name, {**old, **(patch or {})})
     if patch:
+        events.post(_plain(body), events.sweep_events(old, patch))
         await memo.kube.custom.patch_namespaced_custom_object_status(
             GROUP, VERSION, body.metadata.namespace, SWEEPS, body.metadata.name, {"status": patch},
             _content_type=MERGE)
@@ -96,6 +104,9 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     if trial_runtime.settled(status):
         return
     name, namespace = body.metadata.name, body.metadata.namespace
+    logs.CURRENT.set((str(body.spec.get("sweepName", "")), name))
+    if status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries:
+        events.post(_plain(body), [events.admitted(body.spec)])
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
     except InputError as error:
@@ -104,8 +115,8 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
         await memo.kube.custom.patch_namespaced_custom_object_status(
             GROUP, VERSION, namespace, TRIALS, name, {"status": status_patch(old, new)}, _content_type=MERGE)
-        if new.phase != old.phase:
-            kopf.info(_plain(body), reason=new.phase.value, message=new.reason or "")
+        metrics.phase_change(old, new, namespace=namespace, condition_hash=body.spec.get("conditionHash"))
+        events.post(_plain(body), events.trial_events(old, new))
 
     await trial_runtime.drive(ctx, status, write)
 

@@ -9,6 +9,7 @@ import logging
 import kopf
 
 DEFAULT_LIVENESS = "http://0.0.0.0:8080/healthz"
+DEFAULT_METRICS = ""  # off unless asked: host runs (tests, make demo) share ports; the chart sets it
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -17,6 +18,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace")
     parser.add_argument("--liveness", default=DEFAULT_LIVENESS, help="liveness endpoint ('' to disable)")
+    parser.add_argument("--metrics", default=DEFAULT_METRICS, help="HOST:PORT serving Prometheus /metrics (off by default)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON")
     parser.add_argument("--verbose", action="store_true", help="debug logging")
     return parser.parse_args(argv)
 
@@ -24,8 +27,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     import buzz_operator.handlers  # noqa: F401 — registers the handlers with kopf
+    from buzz_operator.observability import apicalls, logs, metrics
 
-    kopf.configure(verbose=args.verbose, log_prefix=True)
+    logs.configure(json_format=args.log_format == "json", verbose=args.verbose)
+    apicalls.install()
+    if args.metrics:
+        metrics.serve(args.metrics)
     logging.getLogger("buzz_operator").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     asyncio.run(kopf.operator(
         standalone=True,

@@ -1,0 +1,137 @@
+"""Kubernetes Events that tell a sweep's and a trial's story.
+
+Builders are pure: they compare the status before and after a write and return the events
+to post. Messages use only what the status already shows (phases, reasons, names, the bundle
+URL), never Secret data, so an Event says no more than `kubectl get -o yaml` would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.observability.metrics import failures
+
+NORMAL, WARNING = "Normal", "Warning"
+MESSAGE_LIMIT = 1000  # the Event API caps message size; long verifier output is cut
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    reason: str
+    message: str
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"
+
+
+def admitted(spec: Mapping[str, Any]) -> Event:
+    return Event(
+        NORMAL,
+        "Admitted",
+        _clip(
+            f"sweep {spec.get('sweepName', '?')} admitted task {spec.get('task', '?')} attempt {spec.get('attempt', '?')}"
+        ),
+    )
+
+
+def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
+    """One event per phase change and one Warning per failure the write records."""
+    out: list[Event] = []
+    for phase, reason, failure_class in failures(old, new):
+        detail = new.message if new.reason == reason and new.message else ""
+        out.append(
+            Event(
+                WARNING,
+                reason,
+                _clip(
+                    f"{failure_class} failure in {phase}"
+                    + (f": {detail}" if detail else "")
+                    + (f" (retry {new.retries})" if new.phase is Phase.PENDING and new.retries else "")
+                ),
+            )
+        )
+    if new.phase != old.phase:
+        out.append(
+            Event(
+                NORMAL if new.phase is not Phase.FAILED else WARNING,
+                new.phase.value,
+                _clip(_phase_message(old, new)),
+            )
+        )
+    return out
+
+
+def _phase_message(old: BuzzTrialStatus, new: BuzzTrialStatus) -> str:
+    text = f"{old.phase.value} -> {new.phase.value}"
+    if new.phase is Phase.PROVISIONING and new.pod:
+        text += f"; pod {new.pod}"
+    if new.phase is Phase.RUNNING and new.channel_id:
+        text += f"; channel {new.channel_id}"
+    if new.phase in (Phase.SUCCEEDED, Phase.FAILED):
+        if new.outcome:
+            text += f"; outcome {new.outcome.value}"
+        if new.reward is not None:
+            text += f", reward {new.reward:g}"
+        if new.bundle_url:
+            text += f"; bundle {new.bundle_url}"
+    if new.reason and new.phase is not Phase.SUCCEEDED:
+        text += f"; {new.reason}"
+    return text
+
+
+def sweep_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event]:
+    """Condition transitions and changes of why admission waits, from a status patch."""
+    out: list[Event] = []
+    before = {c.get("type"): c for c in old.get("conditions") or []}
+    for condition in patch.get("conditions") or []:
+        kind, status = condition.get("type"), condition.get("status")
+        prior = before.get(kind) or {}
+        if status == prior.get("status") and condition.get("reason") == prior.get("reason"):
+            continue
+        failed = (kind in ("Failed", "BudgetExhausted") and status == "True") or (
+            kind == "Accepted" and status == "False"
+        )
+        reason = str(condition.get("reason") or kind)
+        message = f"{kind}={status}" + (f": {condition['message']}" if condition.get("message") else "")
+        out.append(Event(WARNING if failed else NORMAL, reason, _clip(message)))
+    if "waiting" in patch:
+        was, now = (old.get("waiting") or {}), (patch.get("waiting") or {})
+        if now.get("reason") and now.get("reason") != was.get("reason"):
+            out.append(
+                Event(NORMAL, "Waiting", _clip(f"{now['reason']}: {now.get('message', '')}".rstrip(": ")))
+            )
+    if patch.get("total") is not None or any(
+        k in patch for k in ("running", "succeeded", "failed", "broken")
+    ):
+        merged = {**old, **patch}
+        counts = {k: merged.get(k, 0) or 0 for k in ("pending", "running", "succeeded", "failed", "broken")}
+        if counts != {k: old.get(k, 0) or 0 for k in counts} and _finished_more(old, merged):
+            out.append(
+                Event(
+                    NORMAL,
+                    "TrialsFinished",
+                    _clip(
+                        f"{counts['succeeded'] + counts['failed'] + counts['broken']}/{merged.get('total', '?')} done: "
+                        + ", ".join(f"{k} {v}" for k, v in counts.items())
+                    ),
+                )
+            )
+    return out
+
+
+def _finished_more(old: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    done = lambda s: sum(int(s.get(k) or 0) for k in ("succeeded", "failed", "broken"))  # noqa: E731
+    return done(merged) > done(old)
+
+
+def post(body: Mapping[str, Any], events: list[Event]) -> None:
+    """Hand the events to kopf's poster (it batches, retries and names the object)."""
+    import kopf  # the edge: builders above stay importable without an operator context
+
+    for event in events:
+        kopf.event(dict(body), type=event.type, reason=event.reason, message=event.message)

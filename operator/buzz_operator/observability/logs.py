@@ -1,0 +1,48 @@
+"""Structured JSON logs that carry the sweep and trial a line is about.
+
+kopf's JSON formatter already names the object of its own log lines (`object`); this filter
+adds flat `sweep` and `trial` fields to every line, including the runtime's plain loggers,
+from the object reference or from a context variable the trial daemon sets for its task.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextvars import ContextVar
+
+import kopf
+
+REFKEY = "object"
+CURRENT: ContextVar[tuple[str, str] | None] = ContextVar("buzz_trial", default=None)  # (sweep, trial)
+_SWEEP_OF: dict[tuple[str, str], str] = {}  # (namespace, trial) -> sweep, fed by the trial index
+
+
+def remember_trial(namespace: str, trial: str, sweep: str) -> None:
+    _SWEEP_OF[(namespace, trial)] = sweep
+
+
+class IdsFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        ref = getattr(record, "k8s_ref", None) or {}
+        kind, name, namespace = ref.get("kind"), ref.get("name"), ref.get("namespace", "")
+        if kind == "BuzzSweep" and name:
+            record.sweep = name
+        elif kind == "BuzzTrial" and name:
+            record.trial = name
+            sweep = _SWEEP_OF.get((namespace, name))
+            if sweep:
+                record.sweep = sweep
+        elif (current := CURRENT.get()) is not None:
+            record.sweep, record.trial = current
+        return True
+
+
+def configure(*, json_format: bool, verbose: bool) -> None:
+    """kopf's logging set-up, JSON or text, with the id filter on the root handlers."""
+    if json_format:
+        kopf.configure(verbose=verbose, log_format=kopf.LogFormat.JSON, log_refkey=REFKEY, log_prefix=False)
+    else:
+        kopf.configure(verbose=verbose, log_prefix=True)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, IdsFilter) for f in handler.filters):
+            handler.addFilter(IdsFilter())

@@ -26,6 +26,9 @@ sys.path.insert(0, str(ROOT / "operator"))
 from buzz_operator.storage import FileStore, ObjectStore, S3Store, upload_bundle  # noqa: E402
 from buzz_operator.storage.s3_admin import ensure_bucket  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from figures import INFO, Figure, record  # noqa: E402
+
 MB = 1_000_000
 
 
@@ -79,16 +82,17 @@ async def main() -> None:
         size = make_bundle(bundle)
         count = sum(1 for p in bundle.rglob("*") if p.is_file())
         stores: dict[str, ObjectStore] = {
-            f"s3 (moto at {endpoint})": S3Store(
+            "P4 bundle upload 50 MB to S3 (moto on loopback)": S3Store(
                 bucket, endpoint=endpoint, region=settings["BUZZ_S3_REGION"], **creds
             ),
-            "file (tmp dir, fsync per file)": FileStore(Path(tmp) / "store"),
+            "P4 bundle upload 50 MB to a FileStore (fsync per file)": FileStore(Path(tmp) / "store"),
         }
         print(f"bundle: {size / MB:.0f} MB in {count} files, {args.runs} runs each")
         print(f"{'store':44} {'median MB/s':>12} {'min':>8} {'max':>8}")
         for name, store in stores.items():
             rates = await measure(store, bundle, size, args.runs)
             print(f"{name:44} {statistics.median(rates):12.1f} {min(rates):8.1f} {max(rates):8.1f}")
+            record(Figure(name, "MB/s", rates, INFO, note=f"{count} files; median of {args.runs} uploads"))
             for key in await store.list():  # moto keeps objects in memory: give it back
                 await store.delete(key)
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 from buzz_operator.trial import runtime_bundle, runtime_grade, runtime_launch, runtime_run
+from buzz_operator.trial.adopt import adopted_status
 from buzz_operator.trial.failures import StepFailure, classify_reason, exception_reason
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.state import (
@@ -66,6 +67,9 @@ def now() -> datetime:
 async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStatus:
     """One transition from `status` (unchanged while a backoff holds it)."""
     if status.phase is Phase.PENDING:
+        if not status.attempts and status.trial_id is None and (found := await _committed(ctx)):
+            log.info("trial %s: adopted from its committed bundle %s", ctx.name, found[0])
+            return adopted_status(status, found[1], found[0], now())
         return begin(status, now())
     if is_terminal(status):
         if any(c.type == RELEASED for c in status.conditions):
@@ -88,6 +92,15 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
         message = f"{type(error).__name__}: {error}"[:300]
         return await _failed(ctx, status, StepFailure(reason, message))
     return advance(status, fact, now())
+
+
+async def _committed(ctx: TrialContext) -> tuple[str, dict] | None:
+    # Unreadable storage here is not a reason to fail: the try runs, and bundling will tell.
+    try:
+        return await runtime_bundle.committed_result(ctx)
+    except (StepFailure, ValueError) as error:
+        log.warning("trial %s: cannot tell whether a bundle is committed: %s", ctx.name, error)
+        return None
 
 
 async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> BuzzTrialStatus:

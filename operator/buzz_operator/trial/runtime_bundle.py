@@ -37,7 +37,7 @@ from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import upload_attempt, upload_bundle
-from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, retry_prefix, trial_prefix
+from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, retry_prefix, trial_prefix, trial_result_key
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
@@ -184,6 +184,18 @@ async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
         except storage_errors.StorageError as exc:
             raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
     return Bundled(bundle_url=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)))
+
+
+async def committed_result(ctx: TrialContext) -> tuple[str, dict[str, Any]] | None:
+    """(bundle URL, result.json) when this trial's bundle is already committed in storage."""
+    key = trial_result_key(ctx.spec.sweep_name, ctx.name)
+    try:
+        raw = await ctx.store.get(key)
+    except storage_errors.ObjectNotFound:
+        return None
+    except storage_errors.StorageError as exc:
+        raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+    return _url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)), json.loads(raw)
 
 
 async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> str:

@@ -42,6 +42,7 @@ def sweep_conditions(
     invalid: str | None,
     now: datetime,
     generation: int | None = None,
+    invalid_reason: str = "InvalidSpec",
 ) -> list[Condition]:
     """The full condition list for the sweep's next status (transition times kept when unchanged)."""
     conditions = list(previous)
@@ -51,7 +52,7 @@ def sweep_conditions(
         conditions = set_condition(conditions, type_, status, reason, message, now=now, generation=generation)
 
     if invalid is not None:
-        put(ACCEPTED, False, "InvalidSpec", invalid)
+        put(ACCEPTED, False, invalid_reason, invalid)
     else:
         put(ACCEPTED, True, "SpecValid")
 
@@ -83,7 +84,7 @@ def sweep_conditions(
         put(COMPLETE, False, "TrialsRemaining", f"{done} of {rollup.total} trials finished")
 
     if invalid is not None:
-        put(FAILED, True, "InvalidSpec", invalid)
+        put(FAILED, True, invalid_reason, invalid)
     elif exhausted and not finished and rollup.active == 0:
         put(FAILED, True, "BudgetExhausted", f"{rollup.pending} trials never started")
     else:

@@ -17,6 +17,8 @@ from pydantic import ValidationError
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
+from buzz_operator.preflight import checks as preflight_checks
+from buzz_operator.preflight.runner import gate as preflight_gate
 from buzz_operator.storage import StorageError
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep import runtime_store
@@ -108,6 +110,11 @@ async def reconcile(
         if drift:
             return _invalid(previous, f"spec.storage.url: {store.url}/{name}/lock.json belongs to a different "
                                       f"experiment: {drift}", mine, now, generation)
+    if not mine and (blocked := await preflight_gate(
+            kube, body, spec, manifest, tasks, previous, now, store=store, dataset=dataset,
+            stack_image=settings.stack_image, operator_image=settings.operator_image)):
+        return _invalid(previous, preflight_checks.failure_message(blocked), mine, now, generation,
+                        reason=preflight_checks.failure_reason(blocked))
     planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
     existing = {s.name for s in mine}
     missing = [p for p in planned if p.name not in existing]
@@ -155,11 +162,12 @@ async def _delete(kube: Kube, namespace: str, name: str) -> None:
 
 
 def _invalid(
-    previous: BuzzSweepStatus, message: str, mine: Sequence[TrialSummary], now: datetime, generation: int | None
+    previous: BuzzSweepStatus, message: str, mine: Sequence[TrialSummary], now: datetime, generation: int | None,
+    *, reason: str = "InvalidSpec",
 ) -> dict[str, Any]:
     new = next_sweep_status(
         previous, rollup=rollup(mine, 1, planned=len(mine)), decision=AdmissionDecision(), condition_name=None,
         condition_hash=previous.condition_hash, suspended=False, max_cost=None, invalid=message, now=now,
-        generation=generation,
+        generation=generation, invalid_reason=reason,
     )
     return merge_patch(previous.to_api(), new.to_api())

@@ -32,6 +32,7 @@ def next_sweep_status(
     now: datetime,
     generation: int | None = None,
     summary_url: str | None = None,
+    invalid_reason: str = "InvalidSpec",
 ) -> BuzzSweepStatus:
     conditions = sweep_conditions(
         previous.conditions,
@@ -42,6 +43,7 @@ def next_sweep_status(
         invalid=invalid,
         now=now,
         generation=generation,
+        invalid_reason=invalid_reason,
     )
     started = previous.started_at
     if started is None and (decision.admit or rollup.total > rollup.not_created):

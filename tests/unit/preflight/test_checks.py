@@ -1,0 +1,83 @@
+"""Preflight verdicts: only a positive sign of breakage fails; what cannot be seen is skipped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from buzz_operator.preflight import canary, checks
+from buzz_operator.preflight.checks import Verdict
+from buzz_operator.trial.podspec import STACK_INSTALL
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("line", "verdict"), [
+    ("present", Verdict.PASSED), ("seeded", Verdict.PASSED), ("failed", Verdict.FAILED), ("", Verdict.SKIPPED),
+])
+def test_trust_store(line: str, verdict: Verdict) -> None:
+    assert checks.trust_store_verdict(line).verdict is verdict
+
+
+def test_verifier_deps_unavailable_fails_only_when_the_outside_is_reachable() -> None:
+    assert checks.verifier_deps_verdict("present", outside_reachable=None).verdict is Verdict.PASSED
+    assert checks.verifier_deps_verdict("installed", outside_reachable=True).verdict is Verdict.PASSED
+    assert checks.verifier_deps_verdict("unavailable", outside_reachable=None).verdict is Verdict.SKIPPED
+    assert checks.verifier_deps_verdict("unavailable", outside_reachable=True).verdict is Verdict.FAILED
+
+
+def test_tls_interception() -> None:
+    no_egress = "curl: (6) Could not resolve host: files.pythonhosted.org\nexit 6"
+    assert checks.tls_verdict(no_egress, 6).verdict is Verdict.SKIPPED
+    clean = "*  issuer: C=US; O=Let's Encrypt; CN=R3\n"
+    assert checks.tls_verdict(clean, 0).verdict is Verdict.PASSED
+    proxy = "*  issuer: C=US; O=Zscaler Inc.; CN=Zscaler Intermediate Root CA\n"
+    result = checks.tls_verdict(proxy, 0)
+    assert result.verdict is Verdict.FAILED and "Zscaler" in result.detail
+    assert checks.outside_reachable(checks.tls_verdict(clean, 0)) is True
+    assert checks.outside_reachable(checks.tls_verdict(no_egress, 6)) is None
+
+
+def test_reason_names_the_check() -> None:
+    result = checks.failed(checks.RELAY_OWNER_KEY, "spec.relay.ownerKeySecretRef: not admitted")
+    assert checks.failure_reason(result) == "PreflightRelayOwnerKeyFailed"
+    assert checks.failure_message(result).startswith("preflight check relay-owner-key failed: spec.relay")
+
+
+def test_unknown_check_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown preflight check"):
+        checks.passed("coffee")
+
+
+def test_missing_endpoint_keys() -> None:
+    assert checks.missing_endpoint_keys({"A_KEY": "a", "B_KEY": "b"}, ["B_KEY", "C"]) == ["A_KEY"]
+
+
+def test_status_round_trip_and_due() -> None:
+    results = [checks.passed(checks.RELAY, "ready"), checks.skipped(checks.TLS_INTERCEPTION, "no egress"),
+               checks.failed(checks.STORAGE, "spec.storage.url: not writable")]
+    status = checks.to_status(results, NOW)
+    assert not status.passed
+    assert checks.first_failure(checks.from_status(status)) == results[2]
+    assert not checks.due(status, NOW + timedelta(seconds=5))
+    assert checks.due(status, NOW + timedelta(seconds=checks.RETRY_AFTER_S))
+    ok = checks.to_status(results[:2], NOW)
+    assert ok.passed and not checks.due(ok, NOW + timedelta(days=1))
+    assert checks.due(None, NOW)
+    # bounded: one short line per check, whatever the checks said
+    long = checks.to_status([checks.failed(checks.POSTGRES, "x" * 5000)], NOW)
+    assert len(long.checks[0].detail) <= checks.DETAIL_MAX
+
+
+def test_canary_pod_starts_every_image_and_installs_the_stack_like_a_trial() -> None:
+    pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack_image="stack:1",
+                            operator_image="op:1", task_images=["t1", "t2", "t1", "t3"], pull_policy="IfNotPresent")
+    init = pod["spec"]["initContainers"]
+    assert init[0]["command"] == ["sh", "-c", STACK_INSTALL]
+    assert [c["image"] for c in init] == ["stack:1", "op:1", "t2", "t3"]
+    assert pod["spec"]["containers"][0]["image"] == "t1"
+    assert pod["metadata"]["ownerReferences"][0]["kind"] == "BuzzSweep"
+    assert pod["metadata"]["name"] == "s-preflight"
+    many = [f"img{i}" for i in range(canary.MAX_IMAGES + 5)]
+    assert canary.covered(many) == (canary.MAX_IMAGES, canary.MAX_IMAGES + 5)
+    assert len(canary.canary_name("x" * 300)) <= 63

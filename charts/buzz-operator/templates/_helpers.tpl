@@ -1,0 +1,82 @@
+{{/* Names are cut to 63 characters: they become label values and DNS labels. */}}
+{{- define "buzz.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "buzz.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "buzz.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "buzz.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: buzz-operator
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The chart's own managed-by stays Helm; trial pods carry managed-by=buzz-operator instead. */}}
+{{- define "buzz.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "buzz.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "buzz.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "buzz.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Namespaces served in namespaced mode (a JSON list so callers can range over it). */}}
+{{- define "buzz.watchNamespaces" -}}
+{{- if .Values.watch.namespaces }}
+{{- toJson (uniq .Values.watch.namespaces) }}
+{{- else }}
+{{- toJson (list .Release.Namespace) }}
+{{- end }}
+{{- end }}
+
+{{/* Namespaces whose trial pods get the NetworkPolicies. */}}
+{{- define "buzz.policyNamespaces" -}}
+{{- if not .Values.watch.allNamespaces }}
+{{- include "buzz.watchNamespaces" . }}
+{{- else if .Values.trialNetworkPolicy.namespaces }}
+{{- toJson (uniq .Values.trialNetworkPolicy.namespaces) }}
+{{- else }}
+{{- toJson (list .Release.Namespace) }}
+{{- end }}
+{{- end }}
+
+{{- define "buzz.image" -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{- end }}
+
+{{/* A random 64-hex secret kept across upgrades: the existing Secret's value wins. */}}
+{{- define "buzz.keepOrRandomHex" -}}
+{{- $secret := lookup "v1" "Secret" .namespace .name }}
+{{- if and $secret (index ($secret.data | default dict) .key) }}
+{{- index $secret.data .key | b64dec }}
+{{- else }}
+{{- randAlphaNum 64 | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* Restricted-profile container securityContext (Pod Security Standards "restricted"). */}}
+{{- define "buzz.restrictedContainer" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}

@@ -19,6 +19,7 @@ import kopf
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube.client import Kube
 from buzz_operator.observability import events, logs, metrics
@@ -34,6 +35,7 @@ SWEEPS, TRIALS = "buzzsweeps", "buzztrials"
 FINALIZER = f"{GROUP}/finalizer"
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
 INPUT_RETRY_S = 30.0
+JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))
 MERGE = "application/merge-patch+json"
 
 
@@ -96,6 +98,12 @@ async def reconcile_sweep(
         await memo.kube.custom.patch_namespaced_custom_object_status(
             GROUP, VERSION, body.metadata.namespace, SWEEPS, body.metadata.name, {"status": patch},
             _content_type=MERGE)
+
+
+@kopf.timer(GROUP, VERSION, SWEEPS, interval=JANITOR_INTERVAL_S, initial_delay=JANITOR_INTERVAL_S)
+async def janitor(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """Orphaned trial pods and Secrets of the sweep's namespace, its unarchived relay channels."""
+    await reaper.tick(memo.kube, _plain(body))
 
 
 @kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)

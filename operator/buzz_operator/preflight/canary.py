@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from buzz_operator.api import labels
+from buzz_operator.api.naming import label_value
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.trial.podspec import (
@@ -93,7 +94,7 @@ def canary_pod(
         "metadata": {
             "name": canary_name(sweep),
             "namespace": namespace,
-            "labels": {labels.SWEEP: sweep, labels.COMPONENT: COMPONENT, labels.MANAGED_BY: labels.MANAGER},
+            "labels": {labels.SWEEP: label_value(sweep), labels.COMPONENT: COMPONENT, labels.MANAGED_BY: labels.MANAGER},
             "ownerReferences": [owner_reference("BuzzSweep", sweep, sweep_uid)],
         },
         "spec": spec,

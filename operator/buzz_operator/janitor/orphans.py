@@ -1,0 +1,70 @@
+"""Which leftovers are orphans, decided from listed objects only (pure).
+
+Owner references already hand pods and Secrets to the garbage collector when their BuzzTrial
+is deleted; the janitor covers what it cannot: an object whose owner reference is missing or
+names a trial that no longer exists, and relay channels, which live outside Kubernetes.
+
+Safety: objects are listed *before* trials, so a trial created in between is in the trial list
+and its new pod is not in the pod list; an object is an orphan only when no listed trial has
+its owner's uid (or, without an owner reference, its trial label's name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from buzz_operator.api import labels
+from buzz_operator.trial.names import relay_trial_id
+
+MAX_DELETES_PER_TICK = 50
+MAX_ARCHIVES_PER_TICK = 20
+
+
+@dataclass(frozen=True)
+class LiveTrial:
+    name: str
+    uid: str
+    retries: int
+    settled: bool  # terminal and torn down
+
+
+def _trial_owner_uid(obj: Mapping[str, Any]) -> str | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("kind") == "BuzzTrial":
+            return str(ref.get("uid") or "") or None
+    return None
+
+
+def orphaned(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], *,
+             limit: int = MAX_DELETES_PER_TICK) -> list[str]:
+    """Names of trial-labelled objects whose trial is gone (at most `limit`, oldest name first)."""
+    uids = {t.uid for t in trials}
+    names = {t.name for t in trials}
+    found = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        trial = (meta.get("labels") or {}).get(labels.TRIAL)
+        if not trial or meta.get("deletionTimestamp"):
+            continue
+        owner = _trial_owner_uid(obj)
+        if (owner is not None and owner not in uids) or (owner is None and trial not in names):
+            found.append(str(meta["name"]))
+    return sorted(found)[:limit]
+
+
+def live_trial_ids(sweep_uid: str, trials: Sequence[LiveTrial]) -> set[str]:
+    """Relay trial ids a running trial may still use: its current try's."""
+    return {relay_trial_id(sweep_uid, t.name, t.retries) for t in trials if not t.settled}
+
+
+def sweep_trial_ids(sweep_uid: str, planned_names: Iterable[str], max_retries: int) -> set[str]:
+    """Every relay trial id this sweep can have made (its planned trials × every try)."""
+    return {relay_trial_id(sweep_uid, name, retry) for name in planned_names for retry in range(max_retries + 1)}
+
+
+def unarchived_orphans(rows: Iterable[str], *, live: set[str], ours: set[str],
+                       limit: int = MAX_ARCHIVES_PER_TICK) -> list[str]:
+    """Unarchived relay trial ids of this sweep that no running try uses."""
+    return sorted(t for t in rows if t in ours and t not in live)[:limit]

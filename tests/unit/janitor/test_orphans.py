@@ -1,0 +1,50 @@
+"""Orphan selection: only objects whose trial is gone, bounded per tick; relay ids of this sweep
+that no running try uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from buzz_operator.api import labels
+from buzz_operator.janitor import orphans
+from buzz_operator.janitor.orphans import LiveTrial
+from buzz_operator.trial.names import relay_trial_id
+
+
+def obj(name: str, trial: str | None, owner_uid: str | None = None, deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {labels.TRIAL: trial} if trial else {}}
+    if owner_uid:
+        meta["ownerReferences"] = [{"kind": "BuzzTrial", "name": trial, "uid": owner_uid}]
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"metadata": meta}
+
+
+TRIALS = [LiveTrial("t1", "uid-1", 0, False), LiveTrial("t2", "uid-2", 1, True)]
+
+
+def test_orphaned_by_owner_uid_or_label() -> None:
+    found = orphans.orphaned([
+        obj("a", "t1", "uid-1"),          # live owner
+        obj("b", "t1", "uid-old"),        # same name, a trial deleted and re-created: orphan
+        obj("c", "gone"),                 # no owner reference, trial gone
+        obj("d", "t2"),                   # no owner reference, trial exists
+        obj("e", None),                   # not a trial object
+        obj("f", "gone", deleting=True),  # already going
+    ], TRIALS)
+    assert found == ["b", "c"]
+
+
+def test_bounded_per_tick() -> None:
+    many = [obj(f"p{i:03}", "gone") for i in range(200)]
+    assert len(orphans.orphaned(many, TRIALS)) == orphans.MAX_DELETES_PER_TICK
+
+
+def test_relay_ids() -> None:
+    live = orphans.live_trial_ids("sweep-uid", TRIALS)
+    assert live == {relay_trial_id("sweep-uid", "t1", 0)}  # t2 is settled
+    ours = orphans.sweep_trial_ids("sweep-uid", ["t1", "t2", "t3"], max_retries=1)
+    assert len(ours) == 6
+    rows = [relay_trial_id("sweep-uid", "t1", 0), relay_trial_id("sweep-uid", "t2", 1),
+            relay_trial_id("sweep-uid", "t3", 0), relay_trial_id("other-sweep", "t3", 0)]
+    assert orphans.unarchived_orphans(rows, live=live, ours=ours) == sorted(rows[1:3])

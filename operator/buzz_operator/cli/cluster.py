@@ -1,0 +1,109 @@
+"""buzzctl's cluster access: BuzzSweeps, BuzzTrials and their pods through kubernetes_asyncio
+(kube/client.py's connect: KUBECONFIG, or the ServiceAccount in a pod).
+
+Every failure to reach or use the API server exits 2; an object that is not there exits 1.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from kubernetes_asyncio.client.exceptions import ApiException
+from kubernetes_asyncio.config import ConfigException
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.labels import SWEEP
+from buzz_operator.cli.exits import fail, unreachable
+from buzz_operator.kube.client import Kube, connect
+from buzz_operator.sweep.runtime_inputs import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
+
+NAMESPACE_ENV = "BUZZCTL_NAMESPACE"
+SWEEPS = "buzzsweeps"
+TRIALS = "buzztrials"
+# A CLI must not hang on a dead API server: every request gets this long
+REQUEST_TIMEOUT = 15.0
+
+T = TypeVar("T")
+
+NamespaceOption = Annotated[
+    str,
+    typer.Option("--namespace", "-n", envvar=NAMESPACE_ENV, help="Namespace of the sweep."),
+]
+
+
+async def with_kube(work: Callable[[Kube], Awaitable[T]]) -> T:
+    """Run ``work`` with a connected client; connection and API failures exit 2."""
+    try:
+        kube = await connect()
+    except (ConfigException, OSError, ValueError) as error:
+        unreachable(f"cannot load a Kubernetes configuration: {error}")
+    try:
+        async with kube:
+            return await work(kube)
+    except ApiException as error:
+        unreachable(f"Kubernetes API: {error.status} {error.reason}")
+    except (TimeoutError, OSError) as error:
+        unreachable(f"Kubernetes API server: {error or type(error).__name__}")
+
+
+async def get_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
+    try:
+        return await kube.custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, SWEEPS, name, _request_timeout=REQUEST_TIMEOUT
+        )
+    except ApiException as error:
+        if error.status == 404:
+            fail(f"no BuzzSweep {name!r} in namespace {namespace!r}")
+        raise
+
+
+async def list_trials(kube: Kube, namespace: str, sweep: str) -> list[dict[str, Any]]:
+    listed = await kube.custom.list_namespaced_custom_object(
+        GROUP, VERSION, namespace, TRIALS, label_selector=f"{SWEEP}={sweep}", _request_timeout=REQUEST_TIMEOUT
+    )
+    return list(listed.get("items") or [])
+
+
+async def get_trial(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return await kube.custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, TRIALS, name, _request_timeout=REQUEST_TIMEOUT
+        )
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+
+
+async def pod_waiting_reason(kube: Kube, namespace: str, pod: str) -> str | None:
+    """Why a trial's pod is not running yet: PodScheduled=False (Unschedulable and its message)
+    or a container waiting reason (ImagePullBackOff…); None when it is running or gone."""
+    try:
+        body = await kube.core.read_namespaced_pod(pod, namespace, _request_timeout=REQUEST_TIMEOUT)
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    status = body.status
+    for condition in status.conditions or []:
+        if condition.type == "PodScheduled" and condition.status == "False":
+            return f"{condition.reason}: {condition.message or ''}".strip(": ")
+    for container in [*(status.init_container_statuses or []), *(status.container_statuses or [])]:
+        waiting = container.state.waiting if container.state else None
+        if waiting and waiting.reason not in (None, "ContainerCreating", "PodInitializing"):
+            return f"{container.name} {waiting.reason}"
+    return None
+
+
+async def sweep_store_url(namespace: str, sweep: str) -> str:
+    """The store a sweep writes to, from its spec (the operator's default when unset)."""
+    body = await with_kube(lambda kube: get_sweep(kube, namespace, sweep))
+    url = ((body.get("spec") or {}).get("storage") or {}).get("url")
+    return str(url or os.environ.get(STORAGE_URL_ENV) or DEFAULT_STORAGE_URL)
+
+
+def default_namespace() -> str:
+    return os.environ.get(NAMESPACE_ENV) or "default"

@@ -1,0 +1,98 @@
+"""buzzctl dataset — push a task directory set to the object store, list what is there.
+
+``push DIR --name N`` checks every task with the dataset room (task.toml, instruction,
+tests/, environment/) and uploads it to ``datasets/<N>/<task>/`` in the store, which is what
+a sweep's ``spec.dataset.objectStore.prefix: datasets/<N>`` names. A pushed dataset is never
+overwritten: trials pin task digests, and a dataset that changed under a sweep would make its
+results unreadable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.output import Format, OutputOption, emit
+from buzz_operator.cli.stores import STORE_ENV, guarded, store_for
+from buzz_operator.dataset import TaskError, load_dataset
+from buzz_operator.storage import validate_prefix
+
+DATASETS = "datasets"
+
+app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+
+StoreRequired = Annotated[
+    str, typer.Option("--store", envvar=STORE_ENV, help="Object store (file:///path or s3://bucket/prefix).")
+]
+
+
+@app.command("push", epilog=EXIT_CODES_HELP)
+def push(
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="A task directory or a directory of tasks.")
+    ],
+    name: Annotated[str, typer.Option("--name", help="Dataset name (one path segment).")],
+    store: StoreRequired,
+) -> None:
+    """Check and upload a dataset; prints the spec.dataset to use."""
+    if not name or "/" in name or name.startswith("."):
+        fail(f"--name: {name!r} must be one path segment")
+    try:
+        tasks = load_dataset(directory)
+    except TaskError as error:
+        fail(str(error))
+    if not tasks:
+        fail(f"DIR: no task directories under {directory}")
+    prefix = validate_prefix(f"{DATASETS}/{name}")
+    objects = store_for(store)
+
+    async def run() -> int:
+        if await guarded(f"listing {prefix}", objects.list(prefix)):
+            fail(f"dataset {name!r} already exists in {objects.url}; push under a new name")
+        count = 0
+        for task in tasks:
+            count += len(
+                await guarded(f"uploading {task.name}", objects.put_dir(f"{prefix}/{task.name}", task.path))
+            )
+        return count
+
+    files = asyncio.run(run())
+    typer.echo(f"pushed {len(tasks)} task(s), {files} files to {objects.url}/{prefix}")
+    typer.echo(f"spec:\n  dataset:\n    objectStore:\n      prefix: {prefix}")
+
+
+@app.command("list", epilog=EXIT_CODES_HELP)
+def list_datasets(store: StoreRequired, output: OutputOption = Format.TABLE) -> None:
+    """Datasets in the store, with their tasks."""
+    objects = store_for(store)
+    keys = asyncio.run(guarded(f"listing {objects.url}/{DATASETS}", objects.list(DATASETS)))
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for key in keys:
+        parts = key.split("/")
+        if len(parts) >= 4:
+            tasks[parts[1]].add(parts[2])
+    document: list[dict[str, Any]] = [
+        {"name": name, "prefix": f"{DATASETS}/{name}", "tasks": sorted(found)}
+        for name, found in sorted(tasks.items())
+    ]
+
+    def table(console: Any) -> None:
+        if not document:
+            console.print(f"no datasets in {objects.url}")
+        for entry in document:
+            console.print(
+                f"{entry['name']:<24} {len(entry['tasks']):>3} task(s)  {', '.join(entry['tasks'])}"
+            )
+
+    emit(document, output, table=table, csv_rows=[["name", "prefix", "tasks"]]
+         + [[d["name"], d["prefix"], " ".join(d["tasks"])] for d in document])  # fmt: skip
+
+
+@app.callback()
+def _group() -> None:
+    """Datasets in the object store: push, list."""

@@ -1,0 +1,94 @@
+"""``buzzctl sweep export NAME DIR``: the sweep as a Harbor job directory.
+
+    DIR/config.json      Harbor JobConfig (job_name, n_attempts, timeout_multiplier, …)
+    DIR/result.json      Harbor JobResult with JobStats (results/harbor_job.py)
+    DIR/metadata.yaml    leaderboard metadata from the roster, as run_leaderboard.py writes it
+    DIR/<trial>/…        every committed trial's bundle, byte for byte (result.json included)
+
+Only committed trials are exported: Harbor treats a trial dir without result.json as
+unfinished and deletes it on resume, so copying one would only invite that.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from buzz_operator.cli.stores import guarded
+from buzz_operator.cli.sweep_results import LoadedSweep
+from buzz_operator.results import job_config, job_result, leaderboard_metadata
+from buzz_operator.results.files import BUNDLE_MANIFEST, ENDPOINTS, RESULT
+from buzz_operator.results.trial import load_json
+
+
+def _spec(loaded: LoadedSweep) -> dict[str, Any]:
+    spec = loaded.config.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _dataset(results: list[dict[str, Any]], spec: dict[str, Any]) -> str:
+    sources = sorted({str(r.get("source")) for r in results if r.get("source")})
+    if sources:
+        return ",".join(sources)
+    dataset = spec.get("dataset") or {}
+    return next(iter(dataset), "adhoc") if isinstance(dataset, dict) else "adhoc"
+
+
+async def download(loaded: LoadedSweep, target: Path) -> list[str]:
+    """Every committed trial's bundle into target/<trial>/; the trial names."""
+    summary = loaded.summary
+    committed = [t.name for t in summary.trials]
+    for name in committed:
+        await guarded(
+            f"downloading {loaded.store_url}/{summary.sweep}/{name}",
+            loaded.store.get_dir(f"{summary.sweep}/{name}", target / name),
+        )
+    return committed
+
+
+def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[str, Any]:
+    """The job-level files next to the downloaded trials; what was written, for the output."""
+    summary = loaded.summary
+    results = [load_json((target / name / RESULT).read_bytes()) for name in committed]
+    spec = _spec(loaded)
+    attempts = int(spec.get("attempts") or max((t.attempt or 1 for t in summary.trials), default=1))
+    multipliers = sorted({t.timeout_multiplier for t in summary.trials}) or [1.0]
+    total = len(committed) + len(summary.unfinished)
+    config = job_config(
+        summary.sweep,
+        attempts=attempts,
+        parallelism=int(spec.get("parallelism") or 4),
+        timeout_multiplier=multipliers[-1],
+        conditions=[(row.condition, row.manifest_sha256) for row in summary.rows],
+        tasks=[t.task for t in summary.trials],
+        dataset=_dataset(results, spec),
+    )
+    result = job_result(summary.sweep, results, n_total_trials=total, n_running_trials=0)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "config.json").write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
+    (target / "result.json").write_text(json.dumps(result, indent=4) + "\n", encoding="utf-8")
+    metadata_written = False
+    for name in committed:
+        manifest = load_json(_read(target / name / BUNDLE_MANIFEST)).get("manifest")
+        if isinstance(manifest, dict):
+            endpoints = load_json(_read(target / name / ENDPOINTS))
+            metadata = leaderboard_metadata(manifest, endpoints)
+            (target / "metadata.yaml").write_text(yaml.safe_dump(metadata, sort_keys=False), encoding="utf-8")
+            metadata_written = True
+            break
+    return {
+        "job_dir": str(target),
+        "trials": len(committed),
+        "unfinished": list(summary.unfinished),
+        "metadata_yaml": metadata_written,
+    }
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

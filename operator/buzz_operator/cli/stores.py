@@ -1,0 +1,111 @@
+"""Reading a sweep's bundles from its object store, for the commands that work without a
+cluster (summary, export, report, trial logs|evidence|bundle).
+
+The store is named by ``--store URL`` (or BUZZCTL_STORE): file:///path or s3://bucket/prefix,
+with S3 credentials from the usual AWS_* environment (AWS_ENDPOINT_URL for S3-compatible
+servers). Without it the sweep's own spec.storage.url is read from the cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from buzz_operator.cli.exits import fail, unreachable
+from buzz_operator.results.files import CONFIG, split_trial_key
+from buzz_operator.results.trial import load_json
+from buzz_operator.storage import InvalidKey, ObjectNotFound, ObjectStore, StorageError, StorageUnavailable
+from buzz_operator.storage.url import open_store
+
+STORE_ENV = "BUZZCTL_STORE"
+# Bundles are many small files; a few dozen requests in flight hide per-request latency
+FETCH_CONCURRENCY = 32
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar=STORE_ENV,
+        help="Object store holding the bundles (file:///path or s3://bucket/prefix); "
+        "default: the sweep's spec.storage.url read from the cluster.",
+        show_default=False,
+    ),
+]
+
+
+def store_for(url: str) -> ObjectStore:
+    try:
+        return open_store(
+            url, endpoint=os.environ.get("AWS_ENDPOINT_URL") if url.startswith("s3://") else None
+        )
+    except StorageError as error:
+        fail(f"--store: {error}")
+
+
+async def guarded(what: str, coro: Any) -> Any:
+    """Await a store operation, mapping its failures to buzzctl's exit codes."""
+    try:
+        return await coro
+    except StorageUnavailable as error:
+        unreachable(f"{what}: {error}")
+    except (InvalidKey, ObjectNotFound) as error:
+        fail(f"{what}: {error}")
+    except StorageError as error:
+        # bad credentials or a missing bucket: the store answered, but not with our data
+        unreachable(f"{what}: {error}")
+
+
+async def fetch(store: ObjectStore, keys: list[str]) -> dict[str, bytes]:
+    gate = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+    async def one(key: str) -> tuple[str, bytes]:
+        async with gate:
+            return key, await store.get(key)
+
+    return dict(await asyncio.gather(*(one(key) for key in keys)))
+
+
+async def sweep_keys(store: ObjectStore, sweep: str) -> list[str]:
+    """Every key under the sweep, relative to the sweep's prefix."""
+    if not sweep or "/" in sweep or sweep in (".", ".."):
+        fail(f"NAME: {sweep!r} is not a sweep name")
+    keys = await guarded(f"listing {store.url}/{sweep}", store.list(sweep))
+    return [key[len(sweep) + 1 :] for key in keys]
+
+
+async def load_sweep(
+    store: ObjectStore, sweep: str, wanted: Callable[[str], bool]
+) -> tuple[dict[str, dict[str, bytes]], dict[str, Any]]:
+    """(trial → {path → bytes} for the wanted paths, the sweep's config.json or {}).
+
+    A sweep with no object at all under its prefix is a user error (a typo'd name or the wrong
+    store); one with only unfinished trials is simply early."""
+    rel_keys = await sweep_keys(store, sweep)
+    if not rel_keys:
+        fail(f"no bundles for sweep {sweep!r} under {store.url}")
+    trials: dict[str, dict[str, bytes]] = {}
+    needed: list[str] = []
+    for rel in rel_keys:
+        split = split_trial_key(rel)
+        if split is None:
+            continue
+        trial, path = split
+        trials.setdefault(trial, {})
+        if wanted(path):
+            needed.append(rel)
+    if CONFIG in rel_keys:
+        needed.append(CONFIG)
+    blobs = await guarded(f"reading {store.url}/{sweep}", fetch(store, [f"{sweep}/{rel}" for rel in needed]))
+    sweep_config: dict[str, Any] = {}
+    for key, data in blobs.items():
+        rel = key[len(sweep) + 1 :]
+        split = split_trial_key(rel)
+        if split is None:
+            sweep_config = load_json(data)
+        else:
+            trials[split[0]][split[1]] = data
+    return trials, sweep_config

@@ -1,0 +1,78 @@
+"""The summary for people: the seed's comparison table (§6.5) as a rich table, its caveats,
+the unfinished trials and, with --failures, the zero-scoring trials with their bundles."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from buzz_operator.results import SweepSummary, caveats
+
+
+def _pass_k(row: dict[str, Any]) -> str:
+    return (
+        " ".join(f"@{k}={v:.2f}" for k, v in sorted(row["pass_at_k"].items(), key=lambda kv: int(kv[0])))
+        or "-"
+    )
+
+
+def render(console: Console, summary: SweepSummary, document: dict[str, Any]) -> None:
+    table = Table(title=f"sweep {summary.sweep} — per condition", title_justify="left")
+    for column, justify in (
+        ("condition", "left"), ("hash", "left"), ("ag", "right"), ("n", "right"), ("pass", "right"),
+        ("pass@k", "left"), ("$/trial", "right"), ("$ total", "right"), ("ktok", "right"),
+        ("sec", "right"), ("flags", "left"),
+    ):  # fmt: skip
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in document["conditions"]:
+        per, total = row["cost_usd"]["per_trial"], row["cost_usd"]["total"]
+        table.add_row(
+            row["condition"][:26],
+            row["hash"],
+            str(row["agents"]),
+            str(row["n"]),
+            f"{row['pass_rate']:.3f}",
+            _pass_k(row),
+            _range(per["floor"], per["ceiling"], 4),
+            _range(total["floor"], total["ceiling"], 2),
+            f"{row['tokens']['per_trial'] / 1000:.1f}",
+            f"{row['agent_seconds_per_trial']:.1f}",
+            ", ".join(row["flags"]) or "-",
+        )
+    if not document["conditions"]:
+        console.print(f"sweep {summary.sweep}: no committed trials yet")
+    else:
+        console.print(table)
+    for note in caveats(summary.rows):
+        console.print(note, style="yellow", highlight=False)
+    if summary.unfinished:
+        console.print(
+            f"{len(summary.unfinished)} trial(s) not committed yet (no result.json)", highlight=False
+        )
+    if summary.skipped:
+        console.print(f"{len(summary.skipped)} trial dir(s) skipped: not Buzz trials", highlight=False)
+    if "failures" in document:
+        render_failures(console, document["failures"])
+
+
+def _range(floor: float, ceiling: float, digits: int) -> str:
+    if round(floor, digits) == round(ceiling, digits):
+        return f"{floor:.{digits}f}"
+    return f"{floor:.{digits}f}–{ceiling:.{digits}f}"
+
+
+def render_failures(console: Console, failures: Sequence[dict[str, Any]]) -> None:
+    if not failures:
+        console.print("no zero-scoring trials")
+        return
+    table = Table(title="zero-scoring trials", title_justify="left")
+    for column in ("condition", "task", "attempt", "outcome", "reason", "bundle"):
+        table.add_column(column, overflow="fold")
+    for f in failures:
+        table.add_row(
+            f["condition"], f["task"], str(f["attempt"] or ""), f["outcome"], f["reason"], f["bundle"]
+        )
+    console.print(table)

@@ -1,0 +1,161 @@
+"""buzzctl sweep — new, watch, summary, export.
+
+``new`` checks a manifest and endpoint config and writes (or ``--apply``s) a BuzzSweep;
+``watch`` follows one live; ``summary`` and ``export`` read the bundles in the object store
+only, so they work after the cluster is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from buzz_operator.cli import export as export_io
+from buzz_operator.cli.apply import apply_objects
+from buzz_operator.cli.cluster import NamespaceOption
+from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.output import Format, OutputOption, emit
+from buzz_operator.cli.stores import StoreOption
+from buzz_operator.cli.summary_table import render as render_summary
+from buzz_operator.cli.sweep_new import SweepNewError, SweepRequest, build, render
+from buzz_operator.cli.sweep_results import load_summary
+from buzz_operator.cli.sweep_watch import watch as watch_sweep
+from buzz_operator.condition import ConditionError
+from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summary_document
+
+app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+
+SweepName = Annotated[str, typer.Argument(metavar="NAME", help="The BuzzSweep's name.", show_default=False)]
+
+
+@app.command("new", epilog=EXIT_CODES_HELP)
+def new(
+    manifest: Annotated[Path, typer.Option("--manifest", help="Team manifest (YAML or JSON).")],
+    endpoints: Annotated[Path, typer.Option("--endpoints", help="Endpoint config (§2, JSON or YAML).")],
+    dataset: Annotated[str, typer.Option("--dataset", help="builtin, configmap:NAME or store:PREFIX.")],
+    name: Annotated[
+        str, typer.Option("--name", help="Name of the BuzzSweep (and prefix of its ConfigMaps).")
+    ],
+    namespace: NamespaceOption = "default",
+    attempts: Annotated[int, typer.Option("--attempts", "-k", help="Attempts per task (pass@k).")] = 1,
+    parallelism: Annotated[int, typer.Option("--parallelism", help="Most trials active at once.")] = 4,
+    include: Annotated[list[str] | None, typer.Option("--include", help="Task-name glob to keep.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Task-name glob to drop.")] = None,
+    timeout_multiplier: Annotated[float, typer.Option("--timeout-multiplier")] = 1.0,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost-usd", help="Budget: stop starting trials here.")
+    ] = None,
+    cpu_request_fraction: Annotated[float, typer.Option("--cpu-request-fraction")] = 1.0,
+    artifact_root: Annotated[
+        Path | None,
+        typer.Option("--artifact-root", help="Where prompt paths resolve; default: the manifest's dir."),
+    ] = None,
+    relay_url: Annotated[str, typer.Option("--relay-url")] = "ws://localhost:3600",
+    relay_service: Annotated[
+        str, typer.Option("--relay-service", help="Relay Service name.")
+    ] = "buzz-dev-relay",
+    relay_port: Annotated[int, typer.Option("--relay-port")] = 3600,
+    relay_secret: Annotated[
+        str, typer.Option("--relay-secret", help="Secret with owner-key and postgres-dsn.")
+    ] = "buzz-dev-relay",
+    storage: Annotated[
+        str | None, typer.Option("--storage", help="Bundle store URL (operator default).")
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Create the objects in the cluster instead of printing.")
+    ] = False,
+) -> None:
+    """Write a BuzzSweep (+ its ConfigMaps; the API-key Secret only with --apply) after checking
+    prompt digests, endpoints (no placeholders) and API-key variables."""
+    request = SweepRequest(
+        name=name, manifest=manifest, endpoints=endpoints, dataset=dataset, artifact_root=artifact_root,
+        attempts=attempts, parallelism=parallelism, include=tuple(include or ()), exclude=tuple(exclude or ()),
+        timeout_multiplier=timeout_multiplier, max_cost_usd=max_cost, cpu_request_fraction=cpu_request_fraction,
+        relay_url=relay_url, relay_service=relay_service, relay_port=relay_port, relay_secret=relay_secret,
+        storage_url=storage,
+    )  # fmt: skip
+    try:
+        objects = build(request)
+    except (ConditionError, SweepNewError) as error:
+        fail(str(error))
+    if apply:
+        created = asyncio.run(apply_objects(namespace, objects))
+        for line in created:
+            typer.echo(line)
+        return
+    typer.echo(render(objects), nl=False)
+    secret = objects.secret["metadata"]["name"]
+    variables = ", ".join(sorted(objects.secret["stringData"]))
+    typer.echo(
+        f"# Secret {secret} ({variables}) is not printed: API keys never leave the environment. "
+        "Create it with --apply.",
+        err=True,
+    )
+
+
+@app.command("watch", epilog=EXIT_CODES_HELP)
+def watch(
+    name: SweepName,
+    namespace: NamespaceOption = "default",
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between refreshes.")] = 2.0,
+    once: Annotated[bool, typer.Option("--once", help="Print one snapshot and exit.")] = False,
+) -> None:
+    """Live progress: trials by state, running trials with phase and age, cost against the
+    budget, and why trials wait. Ends when the sweep is Complete or Failed."""
+    asyncio.run(watch_sweep(namespace, name, interval=interval, once=once))
+
+
+@app.command("summary", epilog=EXIT_CODES_HELP)
+def summary(
+    name: SweepName,
+    output: OutputOption = Format.TABLE,
+    failures: Annotated[
+        bool, typer.Option("--failures", help="Also list zero-scoring trials and bundles.")
+    ] = False,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """Per (condition, hash): trials, mean reward, pass@k, $/trial and total (floor–ceiling),
+    tokens, time and the seed summariser's flags — computed from the bundles in storage."""
+    loaded = asyncio.run(load_summary(name, store, namespace))
+    document = summary_document(loaded.summary, loaded.store_url, with_failures=failures)
+    emit(
+        document,
+        output,
+        table=lambda console: render_summary(console, loaded.summary, document),
+        csv_rows=csv_rows(loaded.summary),
+    )
+
+
+@app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of `sweep summary -o json`."""
+    typer.echo(json.dumps(SUMMARY_SCHEMA, indent=2))
+
+
+@app.command("export", epilog=EXIT_CODES_HELP)
+def export(
+    name: SweepName,
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Job directory to create.", show_default=False)
+    ],
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+    output: OutputOption = Format.YAML,
+) -> None:
+    """The sweep as a Harbor job directory: config.json, result.json (job stats), one dir per
+    committed trial, and a leaderboard metadata.yaml derived from the roster."""
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        fail(f"DIR: {directory} exists and is not an empty directory")
+    loaded = asyncio.run(load_summary(name, store, namespace))
+    committed = asyncio.run(export_io.download(loaded, directory))
+    emit(export_io.write_job(loaded, directory, committed), output)
+
+
+@app.callback()
+def _group() -> None:
+    """Sweeps: create, watch, summarize, export."""

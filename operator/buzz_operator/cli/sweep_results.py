@@ -1,0 +1,31 @@
+"""The sweep's summary read from its store: shared by ``sweep summary``, ``sweep export`` and
+``report``, which all work after the cluster is gone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from buzz_operator.cli.cluster import sweep_store_url
+from buzz_operator.cli.stores import load_sweep, store_for
+from buzz_operator.results import SweepSummary, summarize_sweep, summary_needs
+from buzz_operator.storage import ObjectStore
+
+
+@dataclass(frozen=True)
+class LoadedSweep:
+    store: ObjectStore
+    store_url: str
+    summary: SweepSummary
+    trials: dict[str, dict[str, bytes]]
+    config: dict[str, Any]
+
+
+async def load_summary(
+    name: str, store_url: str | None, namespace: str, wanted: Callable[[str], bool] = summary_needs
+) -> LoadedSweep:
+    url = store_url or await sweep_store_url(namespace, name)
+    store = store_for(url)
+    trials, config = await load_sweep(store, name, wanted)
+    return LoadedSweep(store, store.url, summarize_sweep(name, trials, config), trials, config)

@@ -1,0 +1,129 @@
+"""buzzctl trial — logs, evidence, bundle of one trial, read from its bundle in the store.
+
+The trial is found by ``--sweep`` (with ``--store``, no cluster needed) or, without it, from
+its BuzzTrial (spec.sweepName, and the sweep's store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from buzz_operator.cli.cluster import NamespaceOption, get_trial, sweep_store_url, with_kube
+from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.stores import StoreOption, guarded, store_for
+from buzz_operator.results import render_thread
+from buzz_operator.results.files import AGENT_DIR, EVIDENCE, TRANSCRIPT, is_agent_log
+from buzz_operator.results.trial import load_json
+from buzz_operator.storage import ObjectStore
+
+app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+
+TrialName = Annotated[str, typer.Argument(metavar="TRIAL", help="The BuzzTrial's name.", show_default=False)]
+SweepOption = Annotated[
+    str | None,
+    typer.Option("--sweep", help="The trial's sweep; without it the BuzzTrial is read from the cluster."),
+]
+
+
+async def _locate(
+    trial: str, sweep: str | None, store: str | None, namespace: str
+) -> tuple[ObjectStore, str]:
+    """(store, key prefix of the trial's bundle); a trial with no bundle there is a user error."""
+    if sweep is None:
+        body = await with_kube(lambda kube: get_trial(kube, namespace, trial))
+        if body is None:
+            fail(
+                f"no BuzzTrial {trial!r} in namespace {namespace!r}; give --sweep and --store to read storage alone"
+            )
+        sweep = str((body.get("spec") or {}).get("sweepName"))
+    url = store or await sweep_store_url(namespace, sweep)
+    objects = store_for(url)
+    prefix = f"{sweep}/{trial}"
+    if not await guarded(f"listing {objects.url}/{prefix}", objects.list(prefix)):
+        fail(f"no bundle for trial {trial!r} of sweep {sweep!r} under {objects.url}")
+    return objects, prefix
+
+
+@app.command("logs", epilog=EXIT_CODES_HELP)
+def logs(
+    trial: TrialName,
+    seat: Annotated[str | None, typer.Option("--seat", help="Only this seat (e.g. lead-1).")] = None,
+    sweep: SweepOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """Every seat's stdout and stderr log from the bundle, each under a header."""
+
+    async def run() -> list[tuple[str, bytes]]:
+        objects, prefix = await _locate(trial, sweep, store, namespace)
+        keys = await guarded("listing logs", objects.list(f"{prefix}/{AGENT_DIR}"))
+        wanted = [
+            key
+            for key in keys
+            if is_agent_log(key[len(prefix) + 1 :])
+            and (seat is None or key.rsplit("/", 1)[1].split(".")[0] == seat)
+        ]
+        return [(key.rsplit("/", 1)[1], await guarded(f"reading {key}", objects.get(key))) for key in wanted]
+
+    found = asyncio.run(run())
+    if not found:
+        fail(f"no seat logs{f' for seat {seat!r}' if seat else ''} in trial {trial!r}")
+    for name, data in found:
+        typer.echo(f"==> {name} <==")
+        typer.echo(data.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+@app.command("evidence", epilog=EXIT_CODES_HELP)
+def evidence(
+    trial: TrialName,
+    raw: Annotated[bool, typer.Option("--json", help="Print buzz-evidence.json as stored.")] = False,
+    sweep: SweepOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """The channel as a readable thread: who said what, replies indented, mentions as names."""
+
+    async def run() -> bytes:
+        objects, prefix = await _locate(trial, sweep, store, namespace)
+        for name in (EVIDENCE, TRANSCRIPT):
+            key = f"{prefix}/{name}"
+            if await guarded(f"reading {key}", objects.exists(key)):
+                return await guarded(f"reading {key}", objects.get(key))
+        fail(f"trial {trial!r} has no {EVIDENCE} or {TRANSCRIPT} (its evidence export failed)")
+
+    data = asyncio.run(run())
+    document = load_json(data)
+    if raw:
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        typer.echo(render_thread(document), nl=False)
+
+
+@app.command("bundle", epilog=EXIT_CODES_HELP)
+def bundle(
+    trial: TrialName,
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Where to put the bundle.", show_default=False)
+    ],
+    sweep: SweepOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """Fetch the trial's whole bundle (retries/ included) into DIR."""
+
+    async def run() -> list[Path]:
+        objects, prefix = await _locate(trial, sweep, store, namespace)
+        return await guarded(f"downloading {prefix}", objects.get_dir(prefix, directory))
+
+    paths = asyncio.run(run())
+    typer.echo(f"{len(paths)} files in {directory}")
+
+
+@app.callback()
+def _group() -> None:
+    """Trials: seat logs, the transcript as a thread, the bundle."""

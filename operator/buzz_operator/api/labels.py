@@ -14,6 +14,9 @@ ATTEMPT = f"{GROUP}/attempt"
 CONDITION = f"{GROUP}/condition"
 TRIAL = f"{GROUP}/trial"
 RETRY = f"{GROUP}/retry"
+# Annotation: the sweep generation a trial was created under; spec.rerun (set at that
+# generation) never selects it again, so a trial failing the same way again is not re-run forever.
+CREATED_AT_GENERATION = f"{GROUP}/created-at-generation"
 COMPONENT = "app.kubernetes.io/component"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "buzz-operator"

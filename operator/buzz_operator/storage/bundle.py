@@ -12,7 +12,15 @@ from pathlib import Path
 
 from .errors import AlreadyCommitted, StorageError
 from .keys import join_key
-from .layout import RESULT, RETRIES_DIR, retry_prefix, trial_prefix, trial_result_key
+from .layout import (
+    RERUNS_DIR,
+    RESULT,
+    RETRIES_DIR,
+    rerun_prefix,
+    retry_prefix,
+    trial_prefix,
+    trial_result_key,
+)
 from .store import ObjectStore
 from .tree import local_files, upload_files
 
@@ -70,3 +78,20 @@ async def _upload_with_marker(
         await store.put_file(marker_key, marker[0])
         keys.append(marker_key)
     return keys
+
+
+async def set_aside(store: ObjectStore, sweep: str, trial: str, generation: int) -> int:
+    """Move the trial's committed run under reruns/<generation>/ so the trial can run again
+    (spec.rerun). Copies first, result.json last; then un-commits the original (result.json
+    first) and removes the rest. Idempotent: after a crash part-way, running it again finishes
+    the move. The number of files moved."""
+    source = trial_prefix(sweep, trial)
+    target = rerun_prefix(sweep, trial, generation)
+    kept = (RETRIES_DIR, RERUNS_DIR)
+    keys = [k for k in await store.list(source) if k[len(source) + 1 :].split("/", 1)[0] not in kept]
+    ordered = sorted(keys, key=lambda k: k.endswith("/" + RESULT) and k.count("/") == source.count("/") + 1)
+    for key in ordered:
+        await store.put(join_key(target, key[len(source) + 1 :]), await store.get(key))
+    for key in sorted(keys, key=lambda k: k != join_key(source, RESULT)):
+        await store.delete(key)
+    return len(keys)

@@ -5,6 +5,7 @@ ARCHITECTURE.md, relative to the store's own root (the `<prefix>` of the layout 
     <sweep>/<trial>/config.json  result.json          result.json last: the commit marker
     <sweep>/<trial>/agent/buzz/<file>   <sweep>/<trial>/verifier/<file>
     <sweep>/<trial>/retries/<n>/...                   evidence of infra-failed attempt n, kept
+    <sweep>/<trial>/reruns/<generation>/...           a finished run set aside by spec.rerun, kept
 
 Pure: names in, keys out. Sweep and trial names must each be one safe path segment."""
 
@@ -20,6 +21,7 @@ RESULT = "result.json"
 AGENT_DIR = "agent/buzz"
 VERIFIER_DIR = "verifier"
 RETRIES_DIR = "retries"
+RERUNS_DIR = "reruns"
 
 
 def sweep_prefix(sweep: str) -> str:
@@ -69,3 +71,10 @@ def retry_prefix(sweep: str, trial: str, attempt: int) -> str:
 
 def retry_key(sweep: str, trial: str, attempt: int, file: str) -> str:
     return join_key(retry_prefix(sweep, trial, attempt), validate_key(file, field="retry file"))
+
+
+def rerun_prefix(sweep: str, trial: str, generation: int) -> str:
+    """reruns/<generation>/: the run that spec.rerun (at sweep `generation`) set aside."""
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+        raise InvalidKey(f"generation must be an integer >= 1, got {generation!r}")
+    return join_key(trial_prefix(sweep, trial), RERUNS_DIR, str(generation))

@@ -8,15 +8,22 @@ from collections.abc import Iterable, Sequence
 from buzz_operator.sweep.summary import TrialSummary
 
 
-def select_reruns(trials: Iterable[TrialSummary], reasons: Sequence[str]) -> list[TrialSummary]:
+def select_reruns(
+    trials: Iterable[TrialSummary], reasons: Sequence[str], generation: int | None = None
+) -> list[TrialSummary]:
     """Terminal trials whose outcome (ok, timeout, launch, error, broken) or CamelCase reason
     (e.g. ImagePullFailed, VerifierBroken) is one of ``reasons``, in name order.
 
     Running and pending trials are never selected: re-running means replacing a finished
-    record, and a trial still in its corridor has none yet.
+    record, and a trial still in its corridor has none yet. Nor is a trial created at or after
+    `generation` (the sweep generation that asked for the rerun): it already is the re-run, and
+    one failing the same way again would otherwise be re-run forever.
     """
     wanted = set(reasons)
     chosen = [
-        trial for trial in trials if not trial.active and (trial.outcome in wanted or trial.reason in wanted)
+        trial for trial in trials
+        if not trial.active and (trial.outcome in wanted or trial.reason in wanted)
+        and not (generation is not None and trial.created_generation is not None
+                 and trial.created_generation >= generation)
     ]
     return sorted(chosen, key=lambda trial: trial.name)

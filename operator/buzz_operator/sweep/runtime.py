@@ -19,13 +19,15 @@ from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
 from buzz_operator.preflight.runner import gate as preflight_gate
-from buzz_operator.storage import StorageError
+from buzz_operator.storage import ObjectStore, StorageError
+from buzz_operator.storage.bundle import set_aside
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.rerun import select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
@@ -115,6 +117,9 @@ async def reconcile(
             stack_image=settings.stack_image, operator_image=settings.operator_image)):
         return _invalid(previous, preflight_checks.failure_message(blocked), mine, now, generation,
                         reason=preflight_checks.failure_reason(blocked))
+    if spec.rerun is not None and generation:
+        for trial in select_reruns(mine, spec.rerun.reasons, generation):
+            await _rerun(kube, store, namespace, name, trial.name, generation)
     planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
     existing = {s.name for s in mine}
     missing = [p for p in planned if p.name not in existing]
@@ -131,7 +136,8 @@ async def reconcile(
             sweep=spec, dataset=dataset, default_stack_image=settings.stack_image,
             default_operator_image=settings.operator_image,
         )
-        await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid))
+        await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid,
+                                                    generation=generation))
         log.info("sweep %s/%s: created trial %s", namespace, name, planned_trial.name)
     figures = rollup(mine, spec.attempts, planned=len(planned))
     new = next_sweep_status(
@@ -149,6 +155,23 @@ async def reconcile(
         except StorageError as error:  # summarizedTrials unchanged: the next tick writes it
             log.warning("sweep %s/%s: summary.json not written: %s", namespace, name, error)
     return merge_patch(previous.to_api(), new.to_api())
+
+
+async def _rerun(kube: Kube, store: ObjectStore, namespace: str, sweep: str, trial: str, generation: int) -> None:
+    """spec.rerun: set the finished run aside in storage, then delete the trial; the planner
+    creates it afresh (annotated with this generation) on a later tick."""
+    try:
+        moved = await set_aside(store, sweep, trial, generation)
+    except StorageError as error:
+        log.warning("sweep %s/%s: rerun of %s waits for storage: %s", namespace, sweep, trial, error)
+        return
+    try:
+        await kube.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, trial)
+    except ApiException as exc:
+        if exc.status != NOT_FOUND:
+            raise
+    log.info("sweep %s/%s: re-running %s (%d files set aside under reruns/%d/)", namespace, sweep, trial,
+             moved, generation)
 
 
 async def _delete(kube: Kube, namespace: str, name: str) -> None:

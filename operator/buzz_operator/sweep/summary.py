@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from buzz_operator.api.labels import CREATED_AT_GENERATION
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 
 _RUNNING_PHASES = frozenset(
@@ -41,6 +42,7 @@ class TrialSummary:
     namespace: str = ""
     outcome: str | None = None
     reason: str | None = None
+    created_generation: int | None = None  # the sweep generation this trial was created under
 
     @property
     def active(self) -> bool:
@@ -75,6 +77,7 @@ def is_scored(status: BuzzTrialStatus) -> bool:
 def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
     """Summary of a BuzzTrial object as the API server returns it."""
     metadata = body.get("metadata") or {}
+    created = (metadata.get("annotations") or {}).get(CREATED_AT_GENERATION)
     spec = body.get("spec") or {}
     status = BuzzTrialStatus.model_validate(body.get("status") or {})
     scored = is_scored(status)
@@ -92,4 +95,5 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
         endpoints=tuple(spec.get("endpoints") or ()),
         outcome=status.outcome.value if status.outcome else None,
         reason=status.reason,
+        created_generation=int(created) if created and created.isdigit() else None,
     )

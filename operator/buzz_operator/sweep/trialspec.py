@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from buzz_operator.api.common import API_VERSION
+from buzz_operator.api.labels import CREATED_AT_GENERATION
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
@@ -76,9 +77,10 @@ def build_trial_spec(
 
 
 def trial_object(
-    planned: PlannedTrial, spec: BuzzTrialSpec, *, namespace: str, sweep_uid: str
+    planned: PlannedTrial, spec: BuzzTrialSpec, *, namespace: str, sweep_uid: str, generation: int | None = None
 ) -> dict[str, Any]:
     """The BuzzTrial to create (status is written by the trial's own handler)."""
+    annotations = {CREATED_AT_GENERATION: str(generation)} if generation is not None else {}
     return {
         "apiVersion": API_VERSION,
         "kind": "BuzzTrial",
@@ -86,6 +88,7 @@ def trial_object(
             "name": planned.name,
             "namespace": namespace,
             "labels": dict(planned.labels),
+            **({"annotations": annotations} if annotations else {}),
             "ownerReferences": [owner_reference("BuzzSweep", planned.sweep, sweep_uid)],
         },
         "spec": spec.to_api(),

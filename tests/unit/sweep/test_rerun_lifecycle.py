@@ -42,3 +42,23 @@ def test_condition_drift_is_named() -> None:
     assert condition_drift("a" * 64, "a" * 64) is None
     message = condition_drift("a" * 64, "b" * 64)
     assert message is not None and "aaaaaaaaaaaa → bbbbbbbbbbbb" in message
+
+
+def test_a_trial_created_under_the_rerun_generation_is_not_rerun_again() -> None:
+    from dataclasses import replace
+
+    rerun_already = replace(TRIALS[1], created_generation=3)
+    older = replace(TRIALS[2], created_generation=2)
+    chosen = select_reruns([rerun_already, older, TRIALS[0]], ["timeout", "broken", "launch"], generation=3)
+    assert [t.name for t in chosen] == ["b", "c"]
+    assert [t.name for t in select_reruns([rerun_already], ["timeout"], generation=4)] == ["a"]
+
+
+def test_created_generation_is_read_from_the_trial_annotation() -> None:
+    from buzz_operator.api.labels import CREATED_AT_GENERATION
+    from buzz_operator.sweep.summary import summarize_trial
+
+    body = {"metadata": {"name": "t", "annotations": {CREATED_AT_GENERATION: "7"}},
+            "spec": {"sweepName": "s", "task": "x", "attempt": 1}}
+    assert summarize_trial(body).created_generation == 7
+    assert summarize_trial({"metadata": {"name": "t"}, "spec": {}}).created_generation is None

@@ -55,25 +55,25 @@ def with_host(dsn: str, host: str, port: int, database: str) -> str:
     return urlunsplit((parts.scheme, f"{userinfo}@{host}:{port}", f"/{database}", "", ""))
 
 
-async def ensure_database(dsn: str) -> None:
+async def ensure_database(dsn: str, database: str = RELAY_DB) -> None:
     conn = await asyncpg.connect(dsn)
     try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", RELAY_DB):
-            await conn.execute(f'CREATE DATABASE "{RELAY_DB}"')
+        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
+            await conn.execute(f'CREATE DATABASE "{database}"')
     finally:
         await conn.close()
 
 
-async def postgres_service(kube: Kube, host_ip: str, port: int) -> str:
+async def postgres_service(kube: Kube, host_ip: str, port: int, namespace: str = NAMESPACE) -> str:
     """Postgres runs on the host; a selector-less Service with hand-made Endpoints puts it behind a
     ClusterIP, so the relay and the operator reach it the way they would an in-cluster database."""
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "buzz-dev-postgres"},
                "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]}}
     endpoints = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "buzz-dev-postgres"},
                  "subsets": [{"addresses": [{"ip": host_ip}], "ports": [{"name": "postgres", "port": port}]}]}
-    kubectl("-n", NAMESPACE, "apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+    kubectl("-n", namespace, "apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                    "items": [service, endpoints]}))
-    svc = await kube.core.read_namespaced_service("buzz-dev-postgres", NAMESPACE)
+    svc = await kube.core.read_namespaced_service("buzz-dev-postgres", namespace)
     cluster_ip = str(svc.spec.cluster_ip)
     # kube-proxy programs a new ClusterIP a moment after the Endpoints appear; a relay started
     # before that fails its first connection and waits out a crash-loop back-off
@@ -97,49 +97,59 @@ def condition_config_map(name: str, manifest_file: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-async def owner_key(kube: Kube, dsn: str) -> Keypair:
+async def owner_key(kube: Kube, dsn: str, namespace: str = NAMESPACE) -> Keypair:
     """Kept across demo runs, so the seeded directory's identities stay the same (§3.5)."""
     try:
-        stored = await read_secret(kube, NAMESPACE, "buzz-dev-relay", key="owner-key")
+        stored = await read_secret(kube, namespace, "buzz-dev-relay", key="owner-key")
         return Keypair.from_secret(stored["owner-key"])
     except ApiException as exc:
         if exc.status != 404:
             raise
     owner = Keypair.generate()
-    await create_secret(kube, NAMESPACE, secret_body(
+    await create_secret(kube, namespace, secret_body(
         "buzz-dev-relay", {"owner-key": owner.secret_hex, "postgres-dsn": dsn}, labels={}, owner=None))
     return owner
 
 
-async def set_up(pg_dsn: str, host_ip: str) -> None:
+async def set_up(pg_dsn: str, host_ip: str, namespace: str = NAMESPACE, relay_db: str = RELAY_DB) -> None:
+    """Everything the demo sweeps refer to, in `namespace` (the e2e test uses its own)."""
     kubectl("apply", "-f", str(ROOT / "crds"))
     for crd in ("buzzsweeps", "buzztrials"):
         kubectl("wait", "--for=condition=Established", f"crd/{crd}.{GROUP}", "--timeout=60s")
-    if NAMESPACE not in kubectl("get", "namespaces", "-o", "name"):
-        kubectl("create", "namespace", NAMESPACE)
-    await ensure_database(pg_dsn)
+    if f"namespace/{namespace}" not in kubectl("get", "namespaces", "-o", "name").split():
+        kubectl("create", "namespace", namespace)
+    await ensure_database(pg_dsn, relay_db)
     async with await connect() as kube:
-        cluster_ip = await postgres_service(kube, host_ip, urlsplit(pg_dsn).port or 5432)
-        relay_dsn = with_host(pg_dsn, cluster_ip, 5432, RELAY_DB)
-        owner = await owner_key(kube, relay_dsn)
-        relay = await devrelay.deploy(kube, NAMESPACE, name="buzz-dev-relay", relay_url=RELAY_URL,
+        cluster_ip = await postgres_service(kube, host_ip, urlsplit(pg_dsn).port or 5432, namespace)
+        relay_dsn = with_host(pg_dsn, cluster_ip, 5432, relay_db)
+        owner = await owner_key(kube, relay_dsn, namespace)
+        relay = await devrelay.deploy(kube, namespace, name="buzz-dev-relay", relay_url=RELAY_URL,
                                       owner_pubkey=owner.pubkey_hex, relay_secret_hex=secrets.token_hex(32),
                                       database_url=relay_dsn)
         console.print(f"dev relay {RELAY_URL} at {relay.target}, Postgres at {cluster_ip}:5432")
-        await create_secret(kube, NAMESPACE, secret_body(
+        await create_secret(kube, namespace, secret_body(
             "standin-api-keys", {"STANDIN_API_KEY": f"standin-{secrets.token_hex(16)}"}, labels={}, owner=None))
     items = [condition_config_map(name, file) for name, file in CONDITIONS.items()]
     items.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "standin-endpoints"},
                   "data": {"standin.json": (ROOT / "manifests/endpoints/standin.json").read_text()}})
-    kubectl("-n", NAMESPACE, "apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+    kubectl("-n", namespace, "apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                    "items": items}))
 
 
-def start_operator(log_path: Path) -> subprocess.Popen[bytes]:
+def demo_sweeps(storage_url: str | None = None) -> list[dict[str, Any]]:
+    """manifests/sweeps/demo.yaml, with its storage moved to `storage_url` when given."""
+    bodies = [b for b in yaml.safe_load_all((ROOT / "manifests/sweeps/demo.yaml").read_text()) if b]
+    if storage_url is not None:
+        for body in bodies:
+            body["spec"]["storage"] = {"url": storage_url}
+    return bodies
+
+
+def start_operator(log_path: Path, namespace: str = NAMESPACE) -> subprocess.Popen[bytes]:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     exe = Path(sys.executable).with_name("buzz-operator")
     log = log_path.open("ab")
-    return subprocess.Popen([str(exe), "-n", NAMESPACE, "--liveness", ""], stdout=log, stderr=log,
+    return subprocess.Popen([str(exe), "-n", namespace, "--liveness", ""], stdout=log, stderr=log,
                             stdin=subprocess.DEVNULL)
 
 

@@ -1,0 +1,145 @@
+"""The `make demo` path, asserted: the demo's own set-up (dev relay in the cluster behind a
+Service, Postgres behind a selector-less Service, the stand-in conditions as ConfigMaps, the
+endpoint ConfigMap and API-key Secret), the operator started as its console script, and
+manifests/sweeps/demo.yaml applied — both conditions over the whole buzz-native suite, two
+attempts each — with storage moved into the test's directory.
+
+Expected from the stand-ins (tests/unit/agent pins their behaviour): the oracle team scores 1.0
+on every task; the toplevel team fails reply-to-thread, and there only the `reply_to_thread`
+dimension (it answers at the top level), everywhere else 1.0."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from buzz_operator.condition import ExperimentManifest, plan_seats
+from buzz_operator.dev import demo
+
+from tests.e2e.test_sweep import condition, kubectl_json, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
+ATTEMPTS = 2
+CONDITION_FILES = {"demo-oracle": "standin-oracle.yaml", "demo-toplevel": "standin-toplevel.yaml"}
+LAYOUT = ("config.json", "result.json", "agent/buzz/manifest.json", "agent/buzz/receipts.jsonl",
+          "agent/buzz/endpoints.redacted.json", "agent/buzz/summary.json", "agent/buzz/timing.json",
+          "agent/buzz/transcript.json", "agent/buzz/buzz-evidence.json")
+SEAT_FILES = ("{seat}.system-prompt.md", "{seat}.stdout.log", "{seat}.stderr.log")
+
+
+def _trials(namespace: str, sweep: str) -> list[dict[str, Any]]:
+    items = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
+    return [t for t in items if t["spec"]["sweepName"] == sweep]
+
+
+def _state(trial: dict[str, Any]) -> str:
+    status = trial.get("status") or {}
+    phase = status.get("phase", "Pending")
+    if phase == "Succeeded":
+        return "succeeded"
+    if phase == "Failed":
+        return "broken" if status.get("failureClass") == "broken" else "failed"
+    return "pending" if phase == "Pending" else "running"
+
+
+def _check_bundle(bundle: Path, seats: list[str], secrets: list[str]) -> None:
+    missing = [f for f in LAYOUT if not (bundle / f).is_file()]
+    missing += [f"agent/buzz/{f.format(seat=s)}" for s in seats for f in SEAT_FILES
+                if not (bundle / "agent" / "buzz" / f.format(seat=s)).is_file()]
+    if not ((bundle / "verifier" / "reward.json").is_file() or (bundle / "verifier" / "reward.txt").is_file()):
+        missing.append("verifier/reward.json|reward.txt")
+    assert not missing, f"{bundle}: missing {missing}"
+    summary = json.loads((bundle / "agent" / "buzz" / "summary.json").read_text())
+    assert summary["secret_scan"]["clean"], (bundle, summary["secret_scan"])
+    everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
+    leaked = [s[:6] for s in secrets if s in everything]
+    assert not leaked, f"{bundle}: secrets in the bundle (prefixes {leaked})"
+
+
+@pytest.mark.timeout(1800)
+async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from buzz_operator.kube.objects import read_secret
+
+    from tests.e2e.conftest import host_ip
+
+    await demo.set_up(pg_dsn, host_ip(), namespace, relay_db)
+    store = tmp_path / "store"
+    operator = demo.start_operator(tmp_path / "operator.log", namespace)
+    started = time.monotonic()
+    try:
+        for body in demo.demo_sweeps(f"file://{store}"):
+            body["metadata"]["namespace"] = namespace
+            kubectl_json("-n", namespace, "apply", "-f", _write(tmp_path, body))
+
+        def finished() -> list[dict[str, Any]] | None:
+            assert operator.poll() is None, (tmp_path / "operator.log").read_text()[-3000:]
+            items = kubectl_json("-n", namespace, "get", "buzzsweeps")["items"]
+            done = [s for s in items if (condition(s, "Complete") or {}).get("status") == "True"]
+            return items if len(done) == len(CONDITION_FILES) else None
+
+        sweeps = wait_until(finished, 1500, "both demo sweeps to complete")
+        print(f"\ndemo path: {len(SUITE) * ATTEMPTS * 2} trials in {time.monotonic() - started:.0f}s")
+        api_key = (await read_secret(kube, namespace, "standin-api-keys"))["STANDIN_API_KEY"]
+        owner = (await read_secret(kube, namespace, "buzz-dev-relay"))["owner-key"]
+
+        for sweep in sweeps:
+            name, status = sweep["metadata"]["name"], sweep["status"]
+            trials = _trials(namespace, name)
+            assert len(trials) == status["total"] == len(SUITE) * ATTEMPTS, (name, status)
+            counts = {state: sum(_state(t) == state for t in trials)
+                      for state in ("pending", "running", "succeeded", "failed", "broken")}
+            assert counts == {k: status[k] for k in counts}, (name, counts, status)
+            assert counts["succeeded"] == len(trials), (name, counts)
+            seats = [s.seat_id for s in plan_seats(ExperimentManifest.load(ROOT / "manifests" / CONDITION_FILES[name]))]
+
+            misses: dict[str, list[str]] = {}
+            for trial in trials:
+                trial_status, task = trial["status"], trial["spec"]["task"]
+                assert trial_status["outcome"] == "ok", trial_status
+                bundle = store / name / trial["metadata"]["name"]
+                assert trial_status["bundleURL"] == f"file://{bundle}"
+                _check_bundle(bundle, seats, [api_key, owner])
+                result = json.loads((bundle / "result.json").read_text())
+                assert result["verifier_result"]["rewards"]["reward"] == trial_status["reward"]
+                if trial_status["reward"] < 1.0:
+                    misses.setdefault(task, []).extend(
+                        sorted(k for k, v in trial_status["rewards"].items() if k != "reward" and v < 1.0))
+
+            # result.json only where the trial completed: every trial directory is one of the trials
+            committed = {p.parent.name for p in (store / name).glob("*/result.json")}
+            assert committed == {t["metadata"]["name"] for t in trials}
+            if name == "demo-oracle":
+                assert misses == {} and status["meanReward"] == 1.0, misses
+            else:
+                assert misses == {"reply-to-thread": ["reply_to_thread"] * ATTEMPTS}, misses
+
+            for document in ("config.json", "lock.json", "summary.json"):
+                assert (store / name / document).is_file(), f"{name}/{document} missing"
+            summary = json.loads((store / name / "summary.json").read_text())
+            assert summary["counts"]["succeeded"] == status["succeeded"] and summary["finished"] is True
+            assert summary["conditionHash"] == status["conditionHash"]
+            assert status["summaryURL"] == f"file://{store}/{name}/summary.json"
+            lock = json.loads((store / name / "lock.json").read_text())
+            assert sorted(lock["tasks"]) == SUITE and lock["conditionHash"] == status["conditionHash"]
+    finally:
+        for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served
+            kubectl_json_quiet(namespace, name)
+        operator.terminate()
+        operator.wait(timeout=60)
+
+
+def _write(tmp_path: Path, body: dict[str, Any]) -> str:
+    path = tmp_path / f"{body['metadata']['name']}.json"
+    path.write_text(json.dumps(body))
+    return str(path)
+
+
+def kubectl_json_quiet(namespace: str, sweep: str) -> None:
+    import subprocess
+
+    subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", sweep, "--ignore-not-found",
+                    "--timeout=120s"], capture_output=True)

@@ -21,8 +21,8 @@ from buzz_operator.preflight import checks as preflight_checks
 from buzz_operator.preflight.runner import gate as preflight_gate
 from buzz_operator.storage import ObjectStore, StorageError
 from buzz_operator.storage.bundle import set_aside
+from buzz_operator.sweep import runtime_dataset, runtime_store
 from buzz_operator.sweep import runtime_inputs as inputs
-from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
@@ -81,7 +81,8 @@ async def reconcile(
     try:
         condition = await inputs.load_condition(kube, namespace, spec)
         await inputs.load_endpoints(kube, namespace, spec, condition.manifest)
-        dataset, tasks = inputs.load_tasks(spec)
+        store = await inputs.open_sweep_store(kube, namespace, spec)
+        dataset, tasks = await runtime_dataset.load_tasks(kube, namespace, spec, store)
     except inputs.InputError as error:
         return _invalid(previous, str(error), mine, now, generation)
     manifest = condition.manifest
@@ -91,10 +92,6 @@ async def reconcile(
     if expiry == 0:
         await _delete(kube, namespace, name)
         return {}
-    try:
-        store = await inputs.open_sweep_store(kube, namespace, spec)
-    except inputs.InputError as error:
-        return _invalid(previous, str(error), mine, now, generation)
     lock = sweep_lock(
         manifest=manifest, dataset=dataset, tasks=tasks,
         task_images={t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks},

@@ -67,7 +67,7 @@ def _parse_document(text: str, field: str) -> Any:
         raise InputError(field, f"not YAML or JSON: {exc}") from exc
 
 
-async def _config_map(kube: Kube, namespace: str, name: str, field: str) -> dict[str, str]:
+async def config_map(kube: Kube, namespace: str, name: str, field: str) -> dict[str, str]:
     try:
         return await objects.read_config_map(kube, namespace, name)
     except ApiException as exc:
@@ -83,7 +83,7 @@ async def load_condition(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Con
         else:
             ref = source.config_map_ref
             assert ref is not None  # the model guarantees exactly one source
-            data = await _config_map(kube, namespace, ref.name, "spec.condition.configMapRef")
+            data = await config_map(kube, namespace, ref.name, "spec.condition.configMapRef")
             if ref.manifest_key not in data:
                 raise InputError("spec.condition.configMapRef.manifestKey", f"ConfigMap has no key {ref.manifest_key}")
             manifest = ExperimentManifest.load(_parse_document(data[ref.manifest_key], "spec.condition"))
@@ -108,7 +108,7 @@ async def load_endpoints(
         else:
             ref = source.config_map_ref
             assert ref is not None
-            data = await _config_map(kube, namespace, ref.name, "spec.endpoints.configMapRef")
+            data = await config_map(kube, namespace, ref.name, "spec.endpoints.configMapRef")
             if ref.key not in data:
                 raise InputError("spec.endpoints.configMapRef.key", f"ConfigMap has no key {ref.key}")
             config = EndpointConfig.load(_parse_document(data[ref.key], "spec.endpoints"))

@@ -15,6 +15,7 @@ from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.kube.client import Kube
+from buzz_operator.sweep import runtime_dataset
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.trial.runtime_context import Redacted, RelayService, TrialContext
 
@@ -38,7 +39,8 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
     if condition.manifest.sha256 != spec.condition_hash:
         raise inputs.InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
     endpoints, keys = await inputs.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
-    _, tasks = inputs.load_tasks(sweep_spec)
+    store = await inputs.open_sweep_store(kube, namespace, sweep_spec)
+    _, tasks = await runtime_dataset.load_tasks(kube, namespace, sweep_spec, store)
     task = next((t for t in tasks if t.name == spec.task), None)
     if task is None or task.digest != spec.task_digest:
         raise inputs.InputError("spec.taskDigest", f"task {spec.task} is missing or changed since planning")
@@ -49,6 +51,6 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         endpoints=endpoints, api_keys=Redacted(keys), task=task,
         relay=await inputs.relay_target(kube, namespace, sweep_spec),
         relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
-        store_url=inputs.storage_url(sweep_spec), store=await inputs.open_sweep_store(kube, namespace, sweep_spec),
+        store_url=inputs.storage_url(sweep_spec), store=store,
         workdir=workdir,
     )

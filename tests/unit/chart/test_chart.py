@@ -1,0 +1,289 @@
+"""The chart renders, lints and refuses bad values; what it renders is least privilege and
+passes the restricted profile; its CRDs are the generated ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.chart.chartlib import (
+    CHART,
+    CLUSTER_WIDE,
+    ROOT,
+    SELF_CONTAINED,
+    granted,
+    helm,
+    load_values,
+    of_kind,
+    pod_specs,
+    render,
+    restricted_violations,
+)
+
+VALUE_SETS = {"default": (), "self-contained": (SELF_CONTAINED,), "cluster-wide": (CLUSTER_WIDE,)}
+
+
+def test_crds_are_the_generated_ones() -> None:
+    generated = sorted(p.name for p in (ROOT / "crds").glob("*.yaml"))
+    shipped = sorted(p.name for p in (CHART / "crds").glob("*.yaml"))
+    assert shipped == generated
+    for name in generated:
+        assert (CHART / "crds" / name).read_bytes() == (ROOT / "crds" / name).read_bytes(), (
+            f"charts/buzz-operator/crds/{name} differs from crds/{name}: cp crds/*.yaml charts/buzz-operator/crds/"
+        )
+
+
+@pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_lint_strict(files: tuple[Path, ...]) -> None:
+    args = ["lint", "--strict", str(CHART)]
+    for f in files:
+        args += ["-f", str(f)]
+    result = helm(*args, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_every_object_has_kind_name_and_an_api_both_1_20_and_current_serve(files: tuple[Path, ...]) -> None:
+    served = {
+        "v1",
+        "apps/v1",
+        "rbac.authorization.k8s.io/v1",
+        "networking.k8s.io/v1",
+        "apiextensions.k8s.io/v1",
+        "monitoring.coreos.com/v1",
+    }
+    for doc in render(*files):
+        assert doc.get("apiVersion") in served, doc.get("apiVersion")
+        assert doc.get("kind") and doc["metadata"].get("name"), doc
+
+
+@pytest.mark.parametrize(
+    ("values", "complaint"),
+    [
+        (
+            {"image": {"repository": "r", "tag": "t", "pullPolicy": "IfNotPresent", "tgA": "x"}},
+            "Additional property tgA is not allowed",
+        ),
+        ({"metrcis": {}}, "Additional property metrcis is not allowed"),
+        ({"operator": {"logFormat": "xml"}}, "logFormat"),
+        ({"metrics": {"port": "9090"}}, "port"),
+        ({"trialNetworkPolicy": {"endpoints": [{"cidr": "api.openai.com", "ports": [443]}]}}, "cidr"),
+        ({"watch": {"namespaces": ["Not_A_Namespace"]}}, "namespaces"),
+    ],
+    ids=["typo-nested", "typo-top", "enum", "type", "cidr-not-host", "namespace-pattern"],
+)
+def test_schema_refuses_bad_values(values: dict[str, Any], complaint: str) -> None:
+    args = ["template", "rel", str(CHART)]
+    for key, value in values.items():
+        args += ["--set-json", f"{key}={json.dumps(value)}"]
+    result = helm(*args, check=False)
+    assert result.returncode != 0
+    assert complaint in result.stderr, result.stderr
+
+
+def test_every_values_key_is_documented_by_a_comment() -> None:
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    undocumented = []
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or stripped.startswith("-") or ":" not in stripped:
+            continue
+        key = stripped.split(":", 1)[0]
+        if key in ("requests", "limits", "cpu", "memory"):  # the Kubernetes resources shape
+            continue
+        if not (i and lines[i - 1].strip().startswith("#")):
+            undocumented.append(f"line {i + 1}: {stripped}")
+    assert not undocumented, undocumented
+
+
+def test_schema_sets_additional_properties_false_on_every_chart_object() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    loose = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if (
+                node.get("type") == "object"
+                and "properties" in node
+                and node.get("additionalProperties") is not False
+            ):
+                loose.append(path)
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]")
+
+    walk(schema, "$")
+    assert not loose, loose
+    # and the defaults themselves validate (helm template would refuse otherwise)
+    assert load_values()["watch"]["allNamespaces"] is False
+
+
+@pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_rbac_has_no_wildcards_and_no_write_access_beyond_the_operators_objects(
+    files: tuple[Path, ...],
+) -> None:
+    docs = render(*files)
+    rules = granted(docs)
+    assert rules
+    assert not [r for r in rules if "*" in r], rules
+    writes = {(g, r) for g, r, v in rules if v in ("create", "update", "patch", "delete", "deletecollection")}
+    assert writes <= {
+        ("bench.buzz.dev", "buzzsweeps"),
+        ("bench.buzz.dev", "buzztrials"),
+        ("bench.buzz.dev", "buzzsweeps/status"),
+        ("bench.buzz.dev", "buzztrials/status"),
+        ("", "pods"),
+        ("", "pods/exec"),
+        ("", "secrets"),
+        ("", "events"),
+    }, writes
+    assert not [r for r in rules if r[2] in ("update", "deletecollection", "escalate", "bind", "impersonate")]
+
+
+def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wide() -> None:
+    docs = render(values={"watch": {"allNamespaces": False, "namespaces": ["team-a", "team-b"]}})
+    roles = of_kind(docs, "Role")
+    assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]
+    assert sorted(b["metadata"]["namespace"] for b in of_kind(docs, "RoleBinding")) == ["team-a", "team-b"]
+    [cluster_role] = of_kind(docs, "ClusterRole")
+    assert granted([cluster_role]) == {
+        ("apiextensions.k8s.io", "customresourcedefinitions", "list"),
+        ("apiextensions.k8s.io", "customresourcedefinitions", "watch"),
+        ("", "namespaces", "list"),
+        ("", "namespaces", "watch"),
+    }
+    [deployment] = of_kind(docs, "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--namespace=team-a" in args and "--namespace=team-b" in args and "--all-namespaces" not in args
+    assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "NetworkPolicy")) == ["team-a", "team-b"]
+
+
+def test_cluster_wide_mode_uses_one_cluster_role() -> None:
+    docs = render(CLUSTER_WIDE)
+    assert not of_kind(docs, "Role") and not of_kind(docs, "RoleBinding")
+    assert len(of_kind(docs, "ClusterRole")) == 2 and len(of_kind(docs, "ClusterRoleBinding")) == 2
+    [deployment] = of_kind(docs, "Deployment")
+    assert "--all-namespaces" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert ("", "namespaces", "list") not in granted(docs)  # kopf lists namespaces only in namespaced mode
+
+
+@pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_every_rendered_pod_passes_the_restricted_profile(files: tuple[Path, ...]) -> None:
+    specs = pod_specs(render(*files))
+    assert specs
+    failing = {name: bad for name, spec in specs if (bad := restricted_violations(spec))}
+    assert not failing, failing
+
+
+def test_the_restricted_check_can_fail() -> None:
+    spec = {
+        "hostNetwork": True,
+        "volumes": [{"name": "h", "hostPath": {"path": "/"}}],
+        "containers": [
+            {"name": "c", "securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}}
+        ],
+    }
+    bad = restricted_violations(spec)
+    for fragment in (
+        "hostNetwork",
+        "hostPath",
+        "privileged",
+        "allowPrivilegeEscalation",
+        "runAsNonRoot",
+        "seccompProfile",
+        "drop lacks ALL",
+        "SYS_ADMIN",
+        "readOnlyRootFilesystem",
+    ):
+        assert any(fragment in b for b in bad), (fragment, bad)
+
+
+def test_operator_deployment_shape() -> None:
+    [deployment] = of_kind(render(), "Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] == 1 and spec["strategy"] == {"type": "Recreate"}
+    pod = spec["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["resources"]["limits"] and container["resources"]["requests"]
+    assert {"--liveness=http://0.0.0.0:8080/healthz", "--metrics=0.0.0.0:9090", "--log-format=json"} <= set(
+        container["args"]
+    )
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert {"/tmp", "/work"} <= mounts  # writable scratch under a read-only root
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["BUZZ_OPERATOR_IMAGE"] == container["image"] and env["BUZZ_WORKDIR"] == "/work"
+
+
+def test_a_changed_value_rolls_the_operator() -> None:
+    def checksum(**values: Any) -> str:
+        [d] = of_kind(render(values=values), "Deployment")
+        return d["spec"]["template"]["metadata"]["annotations"]["checksum/values"]
+
+    assert checksum() == checksum()
+    assert checksum() != checksum(operator={"sweepIntervalSeconds": 7})
+
+
+def test_trial_network_policy_denies_all_then_allows_relay_endpoints_and_dns() -> None:
+    docs = render(SELF_CONTAINED)
+    [policy] = of_kind(docs, "NetworkPolicy")
+    spec = policy["spec"]
+    assert spec["podSelector"]["matchLabels"] == {
+        "app.kubernetes.io/component": "trial-pod",
+        "app.kubernetes.io/managed-by": "buzz-operator",
+    }
+    assert sorted(spec["policyTypes"]) == ["Egress", "Ingress"] and spec["ingress"] == []
+    relay, endpoint, dns = spec["egress"]
+    [relay_service] = [s for s in of_kind(docs, "Service") if s["metadata"]["name"].endswith("-dev-relay")]
+    # the policy names the relay pods the relay Service sends to (a ClusterIP would never match)
+    assert relay["to"][0]["podSelector"]["matchLabels"].items() <= relay_service["spec"]["selector"].items()
+    assert relay["ports"] == [{"protocol": "TCP", "port": 3600}]
+    assert endpoint == {
+        "to": [{"ipBlock": {"cidr": "203.0.113.0/24"}}],
+        "ports": [{"protocol": "TCP", "port": 443}],
+    }
+    assert {p["port"] for p in dns["ports"]} == {53}
+    # nothing else: no rule without `to` (which would allow every destination)
+    assert all(rule.get("to") for rule in spec["egress"])
+
+
+def test_trial_pods_match_the_policy_selector() -> None:
+    from buzz_operator.trial.podspec import pod_labels
+
+    labels = pod_labels({}, "t1", 0)
+    [policy] = of_kind(render(), "NetworkPolicy")
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+
+
+def test_without_a_relay_only_dns_is_allowed_and_dns_can_go() -> None:
+    [policy] = of_kind(render(), "NetworkPolicy")
+    assert [r["ports"][0]["port"] for r in policy["spec"]["egress"]] == [53]
+    [policy] = of_kind(render(values={"trialNetworkPolicy": {"dns": False}}), "NetworkPolicy")
+    assert policy["spec"]["egress"] == [] or policy["spec"].get("egress") is None
+
+
+def test_dev_relay_needs_a_database() -> None:
+    result = helm("template", "rel", str(CHART), "--set", "devRelay.enabled=true", check=False)
+    assert result.returncode != 0 and "needs a database" in result.stderr
+
+
+def test_self_contained_secrets_carry_what_a_sweep_names() -> None:
+    docs = render(SELF_CONTAINED, release="demo")
+    secrets = {s["metadata"]["name"]: s for s in of_kind(docs, "Secret")}
+    relay = secrets["demo-buzz-operator-dev-relay"]["stringData"]
+    assert set(relay) == {"owner-key", "relay-private-key", "postgres-dsn"}
+    assert len(relay["owner-key"]) == 64 and int(relay["owner-key"], 16)
+    assert (
+        relay["postgres-dsn"].startswith("postgresql://buzz:")
+        and "demo-buzz-operator-postgres" in relay["postgres-dsn"]
+    )
+    assert set(secrets["demo-buzz-operator-objectstore"]["stringData"]) == {
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+    }

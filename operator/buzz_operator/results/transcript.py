@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-_HEX64 = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")
+# a pubkey written into text, bare or as a nostr: URI of the hex key
+_HEX64 = re.compile(r"(?:nostr:)?(?<![0-9a-fA-F])([0-9a-fA-F]{64})(?![0-9a-fA-F])")
 INDENT = "    "
 
 
@@ -51,9 +52,9 @@ def _name(pubkey: str, names: Mapping[str, str]) -> str:
 
 
 def _resolve(content: str, names: Mapping[str, str]) -> str:
-    """Pubkeys written into message text (``nostr:``-less hex) become ``@name``."""
+    """Pubkeys written into message text (hex, bare or ``nostr:``) become ``@name``."""
     return _HEX64.sub(
-        lambda m: f"@{names[m.group(0).lower()]}" if m.group(0).lower() in names else m.group(0), content
+        lambda m: f"@{names[m.group(1).lower()]}" if m.group(1).lower() in names else m.group(0), content
     )
 
 

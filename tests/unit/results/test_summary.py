@@ -1,0 +1,101 @@
+"""The seed summariser's rows and flags over a sweep built with the project's own code (§6.5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from buzz_operator.results import summarize_sweep
+from buzz_operator.results.summary import SweepSummary
+
+from tests.unit.results.conftest import read_sweep_files
+from tests.unit.results.sweep_builder import TrialPlan, build_sweep
+
+
+def test_one_row_per_condition_hash_with_every_flag_in_the_seed_order(mixed: SweepSummary) -> None:
+    assert len(mixed.rows) == 1
+    row = mixed.rows[0]
+    assert row.condition == "standin-team" and len(row.manifest_sha256) == 64
+    assert row.flags == [
+        "timeout×1", "LAUNCH-FAILED×1", "error×1", "ROUND-CAPPED×1",
+        "unpriced×1", "VERIFIER-BROKEN×1", "no-done×1", "clock×2",
+    ]  # fmt: skip
+    assert row.agents == 2
+
+
+def test_failures_count_as_zero_and_stay_in_the_denominator(mixed: SweepSummary) -> None:
+    row = mixed.rows[0]
+    # 7 committed trials: two hello-file passes, everything else scored 0 (partial or failed)
+    assert row.n == 7
+    assert row.pass_rate == pytest.approx(2 / 7)
+    # the launch failure carries no agent metadata: identity and cost come from summary.json
+    launch = next(t for t in row.trials if t.outcome == "launch")
+    assert launch.condition == "standin-team" and launch.cost_usd > 0 and launch.agents == 2
+
+
+def test_half_finished_trials_are_listed_not_scored(mixed: SweepSummary) -> None:
+    assert mixed.unfinished == ("user-mention-2",)
+    assert "user-mention-2" not in {t.name for t in mixed.trials}
+
+
+def test_pass_at_k_per_task_unbiased(mixed: SweepSummary) -> None:
+    # hello-file: 2 of 3 pass; reply-to-thread 0 of 3; user-mention 0 of 1 (only k=1)
+    pass_k = mixed.rows[0].pass_at_k
+    assert pass_k["1"] == pytest.approx((2 / 3 + 0 + 0) / 3)
+    assert pass_k["2"] == pytest.approx((1.0 + 0) / 2)
+    assert pass_k["3"] == pytest.approx((1.0 + 0) / 2)
+
+
+def test_cost_floor_and_ceiling(mixed: SweepSummary) -> None:
+    row = mixed.rows[0]
+    handoff = next(t for t in row.trials if t.name == "hello-file-2")
+    assert handoff.cost_usd_ceiling > handoff.cost_usd  # the handoff bound (§5.7)
+    assert row.total_cost_ceiling > row.total_cost
+    assert row.total_cost == pytest.approx(sum(t.cost_usd for t in row.trials))
+
+
+def test_time_and_tokens_are_the_seed_columns(mixed: SweepSummary) -> None:
+    row = mixed.rows[0]
+    assert row.seconds_per_trial == pytest.approx(40.0)  # agent_execution: 5 s → 45 s
+    assert all(t.total_seconds == pytest.approx(60.0) for t in row.trials)
+    assert row.tokens_per_trial == pytest.approx(sum(t.tokens for t in row.trials) / 7)
+
+
+def test_empty_sweep_has_no_rows(tmp_path: Path) -> None:
+    summary = summarize_sweep("empty", {})
+    assert summary.rows == [] and summary.unfinished == () and summary.trials == []
+
+
+def test_sweep_of_only_unfinished_trials(tmp_path: Path) -> None:
+    build_sweep(
+        tmp_path,
+        "early",
+        [TrialPlan("hello-file", 1, committed=False), TrialPlan("hello-file", 2, committed=False)],
+    )
+    trials, config = read_sweep_files(tmp_path, "early")
+    summary = summarize_sweep("early", trials, config)
+    assert summary.rows == [] and summary.unfinished == ("hello-file-1", "hello-file-2")
+
+
+def test_clean_sweep_has_no_flags_and_clock_one(tmp_path: Path) -> None:
+    build_sweep(tmp_path, "clean", [TrialPlan("hello-file", 1), TrialPlan("hello-file", 2)])
+    trials, config = read_sweep_files(tmp_path, "clean")
+    row = summarize_sweep("clean", trials, config).rows[0]
+    assert row.flags == [] and row.pass_rate == 1.0 and row.timeout_multipliers == [1.0]
+    assert row.pass_at_k == {"1": 1.0, "2": 1.0}
+
+
+def test_a_trial_known_only_by_its_hash_pools_with_its_siblings(tmp_path: Path) -> None:
+    build_sweep(tmp_path, "s", [TrialPlan("hello-file", 1), TrialPlan("hello-file", 2, no_agent_result=True)])
+    trials, _ = read_sweep_files(tmp_path, "s")
+    # the second trial died before its bundle: only config.json's spec.conditionHash is left
+    trials["hello-file-2"] = {
+        k: v for k, v in trials["hello-file-2"].items() if k in ("result.json", "config.json")
+    }
+    rows = summarize_sweep("s", trials).rows
+    assert [(r.condition, r.n) for r in rows] == [("standin-team", 2)]
+
+
+def test_files_that_are_not_a_buzz_trial_are_skipped(tmp_path: Path) -> None:
+    summary = summarize_sweep("s", {"other": {"result.json": b'{"trial_name": "other", "task_name": "x"}'}})
+    assert summary.rows == [] and summary.skipped == ("other",)

@@ -1,0 +1,111 @@
+"""One trial's record: identity fallbacks, reward, outcome and the bundle greps (§6.3–§6.5)."""
+
+from __future__ import annotations
+
+import json
+
+from buzz_operator.results import read_trial
+from buzz_operator.results.trial import elapsed, timeout_multiplier
+
+SHA = "ab" * 32
+
+
+def result(**overrides: object) -> bytes:
+    doc = {
+        "trial_name": "t",
+        "task_name": "hello-file",
+        "agent_result": {
+            "n_input_tokens": 10, "n_output_tokens": 5, "cost_usd": 0.5,
+            "metadata": {"condition": "c", "manifest_sha256": SHA, "accounting_reconciled": True,
+                         "accounting_cost_usd_including_handoff_bound": 0.75, "per_agent_tokens": {"a": {}}},
+        },
+        "verifier_result": {"rewards": {"reward": 1}},
+        "exception_info": None,
+    }  # fmt: skip
+    doc.update(overrides)
+    return json.dumps(doc).encode()
+
+
+def test_metadata_identity_and_costs() -> None:
+    record = read_trial("t", {"result.json": result()})
+    assert record is not None
+    assert (record.condition, record.manifest_sha256, record.reward) == ("c", SHA, 1.0)
+    assert (record.cost_usd, record.cost_usd_ceiling, record.tokens, record.agents) == (0.5, 0.75, 15, 1)
+
+
+def test_a_non_numeric_or_missing_reward_is_zero() -> None:
+    for rewards in ({"reward": "1"}, {}, None):
+        verifier = {"rewards": rewards} if rewards is not None else None
+        record = read_trial("t", {"result.json": result(verifier_result=verifier)})
+        assert record is not None and record.reward == 0.0
+
+
+def test_outcomes_are_classified_from_exception_info() -> None:
+    cases = {
+        "AgentTimeoutError": "timeout",
+        "RuntimeLaunchError": "launch",
+        "StorageUnavailable": "error",
+    }
+    for kind, outcome in cases.items():
+        info = {
+            "exception_type": kind,
+            "exception_message": "",
+            "exception_traceback": "",
+            "occurred_at": None,
+        }
+        record = read_trial("t", {"result.json": result(exception_info=info)})
+        assert record is not None and record.outcome == outcome and record.exception_type == kind
+
+
+def test_identity_falls_back_to_the_bundle_summary_then_manifest_then_config() -> None:
+    bare = result(agent_result=None)
+    summary = json.dumps(
+        {"condition": "s", "manifest_sha256": SHA, "totals": {"cost_usd": 2.0, "input_tokens": 7}}
+    ).encode()
+    record = read_trial("t", {"result.json": bare, "agent/buzz/summary.json": summary})
+    assert record is not None and (record.condition, record.cost_usd, record.input_tokens) == ("s", 2.0, 7)
+    manifest = json.dumps({"sha256": SHA, "manifest": {"condition": "m"}}).encode()
+    record = read_trial("t", {"result.json": bare, "agent/buzz/manifest.json": manifest})
+    assert record is not None and record.condition == "m"
+    config = json.dumps({"spec": {"conditionHash": SHA, "attempt": 2}}).encode()
+    record = read_trial("t", {"result.json": bare, "config.json": config})
+    assert record is not None and (record.condition, record.manifest_sha256, record.attempt) == (
+        "unknown",
+        SHA,
+        2,
+    )
+    assert read_trial("t", {"result.json": bare}) is None
+
+
+def test_uncommitted_or_unreadable_results_are_not_records() -> None:
+    assert read_trial("t", {"config.json": b"{}"}) is None
+    assert read_trial("t", {"result.json": b"not json"}) is None
+
+
+def test_round_cap_only_in_agent_logs_directly_in_agent_buzz() -> None:
+    logs = {"result.json": result(), "agent/buzz/lead-1.stderr.log": b"x turn hit max_turn_requests for y"}
+    assert read_trial("t", logs).round_capped  # type: ignore[union-attr]
+    nested = {"result.json": result(), "agent/buzz/old/lead-1.stderr.log": b"max_turn_requests"}
+    assert not read_trial("t", nested).round_capped  # type: ignore[union-attr]
+    other = {"result.json": result(), "agent/buzz/notes.txt": b"max_turn_requests"}
+    assert not read_trial("t", other).round_capped  # type: ignore[union-attr]
+
+
+def test_verifier_broken_markers_and_missing_stdout() -> None:
+    broken = {"result.json": result(), "verifier/test-stdout.txt": b"ERROR: No module named pytest"}
+    assert read_trial("t", broken).verifier_broken  # type: ignore[union-attr]
+    assert not read_trial("t", {"result.json": result()}).verifier_broken  # type: ignore[union-attr]
+
+
+def test_timeout_multiplier_sources_in_order() -> None:
+    assert timeout_multiplier({"agent_timeout_multiplier": 3, "timeout_multiplier": 2}, {}) == 3.0
+    assert timeout_multiplier({"timeout_multiplier": 2}, {}) == 2.0
+    assert timeout_multiplier({"spec": {"timeoutMultiplier": 1.5}}, {"spec": {"timeoutMultiplier": 4}}) == 1.5
+    assert timeout_multiplier({}, {"spec": {"timeoutMultiplier": 4}}) == 4.0
+    assert timeout_multiplier({}, {}) == 1.0
+
+
+def test_elapsed() -> None:
+    assert elapsed({"started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:30.5Z"}) == 90.5
+    assert elapsed({"started_at": None}) == 0.0 and elapsed(None) == 0.0
+    assert elapsed({"started_at": "2026-01-01T00:01:00Z", "finished_at": "2026-01-01T00:00:00Z"}) == 0.0

@@ -1,0 +1,236 @@
+"""Bad inputs a user can give a BuzzSweep, each with the field its refusal must name.
+
+Shared by the unit tier (tests/unit/validation: the pure stages) and the faults tier
+(tests/faults/test_bad_inputs.py: every case through a real apiserver and one operator).
+Each case mutates a valid sweep body (the stand-in oracle condition over builtin tasks):
+
+- stage "schema": the apiserver's CRD schema refuses the create (pydantic refuses it too,
+  the schema being generated from the same model);
+- stage "accept": the object is stored and the operator sets Accepted=False; the check needs
+  nothing but the spec and the builtin dataset, so the unit tier runs it too;
+- stage "cluster": Accepted=False too, but only visible with the cluster's objects (a missing
+  ConfigMap or Secret, a wrong owner key, an image the node does not have).
+
+`objects` lists ConfigMaps/Secrets the case needs (created in the namespace first), `secret`
+entries get the relay's owner key and DSN by the fault test (placeholders below).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Body = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    stage: str  # schema | accept | cluster
+    field: str  # the refusal's message must contain this
+    mutate: Callable[[Body], None]
+    objects: tuple[Body, ...] = field(default=())
+
+    def apply(self, good: Body, name: str) -> Body:
+        body = copy.deepcopy(good)
+        body["metadata"] = {"name": name}
+        self.mutate(body)
+        return body
+
+
+def _spec(**values: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        body["spec"].update(values)
+    return mutate
+
+
+def _drop(*path: str) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        target = body["spec"]
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return mutate
+
+
+def _set(*path: str, value: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        target = body["spec"]
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return mutate
+
+
+def _manifest(change: Callable[[Body], None]) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        change(body["spec"]["condition"]["inline"])
+    return mutate
+
+
+def _endpoints(change: Callable[[Body], None]) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        change(body["spec"]["endpoints"]["config"])
+    return mutate
+
+
+def _seat(**values: Any) -> Callable[[Body], None]:
+    return _manifest(lambda m: m["roster"][0].update(values))
+
+
+def _both(*mutations: Callable[[Body], None]) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        for change in mutations:
+            change(body)
+    return mutate
+
+
+def config_map(name: str, data: dict[str, str]) -> Body:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def secret(name: str, data: dict[str, str]) -> Body:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": data}
+
+
+WRONG_OWNER_HEX = "11" * 32  # a valid secret key that is not the relay's owner
+
+
+CASES: tuple[Case, ...] = (
+    # --- BuzzSweep fields the CRD schema refuses at admission
+    Case("attempts-zero", "schema", "spec.attempts", _spec(attempts=0)),
+    Case("attempts-too-many", "schema", "spec.attempts", _spec(attempts=1001)),
+    Case("attempts-not-a-number", "schema", "spec.attempts", _spec(attempts="three")),
+    Case("parallelism-zero", "schema", "spec.parallelism", _spec(parallelism=0)),
+    Case("cpu-fraction-zero", "schema", "spec.cpuRequestFraction", _spec(cpuRequestFraction=0)),
+    Case("cpu-fraction-above-one", "schema", "spec.cpuRequestFraction", _spec(cpuRequestFraction=1.5)),
+    Case("timeout-multiplier-zero", "schema", "spec.timeoutMultiplier", _spec(timeoutMultiplier=0)),
+    Case("max-retries-negative", "schema", "spec.retry.maxRetries", _spec(retry={"maxRetries": -1})),
+    Case("max-retries-too-many", "schema", "spec.retry.maxRetries", _spec(retry={"maxRetries": 21})),
+    Case("backoff-negative", "schema", "spec.retry.backoffSeconds", _spec(retry={"backoffSeconds": -5})),
+    Case("budget-zero", "schema", "spec.budget.maxCostUSD", _spec(budget={"maxCostUSD": 0})),
+    Case("relay-url-http", "schema", "spec.relay.url", _set("relay", "url", value="http://relay:3600")),
+    Case("relay-missing", "schema", "spec.relay", _drop("relay")),
+    Case("relay-service-missing", "schema", "spec.relay.serviceRef", _drop("relay", "serviceRef")),
+    Case("relay-owner-key-empty", "schema", "spec.relay.ownerKeySecretRef.key",
+         _set("relay", "ownerKeySecretRef", "key", value="")),
+    Case("storage-url-ftp", "schema", "spec.storage.url", _set("storage", "url", value="ftp://bucket/x")),
+    Case("condition-missing", "schema", "spec.condition", _drop("condition")),
+    Case("condition-two-sources", "schema", "spec.condition",
+         _set("condition", "configMapRef", value={"name": "c"})),
+    Case("condition-no-source", "schema", "spec.condition", _set("condition", value={})),
+    Case("dataset-missing", "schema", "spec.dataset", _drop("dataset")),
+    Case("dataset-two-sources", "schema", "spec.dataset",
+         _set("dataset", value={"builtin": {}, "objectStore": {"prefix": "tasks"}})),
+    Case("dataset-prefix-absolute", "schema", "spec.dataset.objectStore.prefix",
+         _set("dataset", value={"objectStore": {"prefix": "/etc"}})),
+    Case("pull-policy-unknown", "schema", "spec.imagePullPolicy", _spec(imagePullPolicy="Sometimes")),
+    Case("ttl-negative", "schema", "spec.ttlSecondsAfterFinished", _spec(ttlSecondsAfterFinished=-1)),
+    Case("include-not-a-list", "schema", "spec.include", _spec(include="hello-file")),
+    Case("suspend-not-a-bool", "schema", "spec.suspend", _spec(suspend="maybe")),
+    Case("stack-image-empty", "schema", "spec.stackImage", _spec(stackImage="")),
+    # --- accepted by the schema, refused by the operator (pure: spec, manifest, endpoint config, dataset)
+    Case("backoff-cap-below-base", "accept", "spec.retry",
+         _spec(retry={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
+    Case("dataset-prefix-traversal", "accept", "spec.dataset.objectStore.prefix",
+         _set("dataset", value={"objectStore": {"prefix": "tasks/../../etc"}})),
+    Case("dataset-task-not-found", "accept", "spec.include", _spec(include=["no-such-task"])),
+    Case("dataset-all-excluded", "accept", "spec.include", _spec(exclude=["*"])),
+    Case("dataset-configmap-unsupported", "accept", "spec.dataset",
+         _set("dataset", value={"configMapRef": {"name": "tasks"}})),
+    Case("dataset-object-store-unsupported", "accept", "spec.dataset",
+         _set("dataset", value={"objectStore": {"prefix": "tasks"}})),
+    Case("manifest-roster-missing", "accept", "roster", _manifest(lambda m: m.pop("roster"))),
+    Case("manifest-unknown-key", "accept", "atempts", _manifest(lambda m: m.update(atempts=3))),
+    Case("manifest-prompt-sha-wrong", "accept", "roster.0.prompt", _seat(prompt={"path": "personas/solo.md",
+                                                                                "sha256": "0" * 64})),
+    Case("manifest-prompt-file-missing", "accept", "roster.0.prompt",
+         _seat(prompt={"path": "personas/nobody.md", "sha256": "0" * 64})),
+    Case("manifest-prompt-sha-not-hex", "accept", "roster.0.prompt.sha256",
+         _seat(prompt={"path": "personas/solo.md", "sha256": "xyz"})),
+    Case("manifest-temperature", "accept", "roster.0.generation.temperature", _seat(generation={"temperature": 0.2})),
+    Case("manifest-count-zero", "accept", "roster.0.count", _seat(count=0)),
+    Case("manifest-kind-unknown", "accept", "roster.0.kind", _seat(kind="manager")),
+    Case("manifest-no-orchestrator", "accept", "roster", _seat(kind="worker")),
+    Case("manifest-seat-id-invalid", "accept", "roster.0.id", _seat(id="Solo Seat")),
+    Case("manifest-price-missing", "accept", "prices", _manifest(lambda m: m.update(prices={}))),
+    Case("manifest-timeout-negative", "accept", "trial_budget.timeout_seconds",
+         _manifest(lambda m: m.update(trial_budget={"timeout_seconds": -1}))),
+    Case("manifest-not-a-mapping", "accept", "spec.condition", _set("condition", "inline", value={"x": [1, 2]})),
+    Case("endpoints-missing", "accept", "spec.endpoints", _drop("endpoints")),
+    Case("endpoints-roster-endpoint-absent", "accept", "standin/oracle",
+         _endpoints(lambda e: e.pop("standin/oracle"))),
+    Case("endpoints-api-key-env-invalid", "accept", "api_key_env",
+         _endpoints(lambda e: e["standin/oracle"].update(api_key_env="not an env name"))),
+    Case("endpoints-entry-not-an-object", "accept", "standin/oracle",
+         _endpoints(lambda e: e.update({"standin/oracle": "standin"}))),
+    # --- refused once the cluster's objects are looked at
+    Case("condition-configmap-missing", "cluster", "spec.condition.configMapRef",
+         _set("condition", value={"configMapRef": {"name": "no-such-condition"}})),
+    Case("condition-configmap-no-manifest-key", "cluster", "spec.condition.configMapRef.manifestKey",
+         _set("condition", value={"configMapRef": {"name": "bad-condition-keys"}}),
+         (config_map("bad-condition-keys", {"other.yaml": "condition: x"}),)),
+    Case("condition-configmap-not-yaml", "cluster", "spec.condition",
+         _set("condition", value={"configMapRef": {"name": "bad-condition-yaml"}}),
+         (config_map("bad-condition-yaml", {"manifest.yaml": "condition: [unclosed"}),)),
+    Case("endpoints-configmap-missing", "cluster", "spec.endpoints.configMapRef",
+         _set("endpoints", value={"configMapRef": {"name": "no-such-endpoints"}, "secretRef": {"name": "api-keys"}})),
+    Case("endpoints-configmap-wrong-key", "cluster", "spec.endpoints.configMapRef.key",
+         _set("endpoints", value={"configMapRef": {"name": "bad-endpoints-key"}, "secretRef": {"name": "api-keys"}}),
+         (config_map("bad-endpoints-key", {"other.json": "{}"}),)),
+    Case("endpoints-secret-missing", "cluster", "spec.endpoints.secretRef",
+         _set("endpoints", "secretRef", value={"name": "no-such-api-keys"})),
+    Case("endpoints-secret-key-missing", "cluster", "spec.endpoints.secretRef",
+         _set("endpoints", "secretRef", value={"name": "api-keys-without-key"}),
+         (secret("api-keys-without-key", {"OTHER_KEY": "x"}),)),
+    Case("endpoints-secret-key-empty", "cluster", "spec.endpoints.secretRef",
+         _set("endpoints", "secretRef", value={"name": "api-keys-empty"}),
+         (secret("api-keys-empty", {"STANDIN_API_KEY": " "}),)),
+    Case("relay-owner-secret-missing", "cluster", "spec.relay",
+         _set("relay", "ownerKeySecretRef", value={"name": "no-such-owner", "key": "owner-key"})),
+    Case("relay-owner-secret-key-missing", "cluster", "spec.relay",
+         _set("relay", "ownerKeySecretRef", value={"name": "relay-owner", "key": "no-such-key"})),
+    Case("relay-owner-key-wrong", "cluster", "spec.relay.ownerKeySecretRef",
+         _set("relay", "ownerKeySecretRef", value={"name": "wrong-owner", "key": "owner-key"}),
+         (secret("wrong-owner", {"owner-key": WRONG_OWNER_HEX}),)),
+    Case("relay-service-missing-object", "cluster", "spec.relay.serviceRef",
+         _set("relay", "serviceRef", value={"name": "no-such-relay", "port": 3600})),
+    Case("relay-dsn-unreachable", "cluster", "spec.relay.postgresDsnSecretRef",
+         _set("relay", "postgresDsnSecretRef", value={"name": "bad-dsn", "key": "dsn"}),
+         (secret("bad-dsn", {"dsn": "postgresql://nobody:nothing@127.0.0.1:1/none"}),)),
+    Case("stack-image-absent", "cluster", "spec.stackImage", _spec(stackImage="docker.io/buzz/no-such-stack:0")),
+    Case("operator-image-absent", "cluster", "spec.operatorImage",
+         _spec(operatorImage="docker.io/buzz/no-such-operator:0")),
+    Case("task-registry-absent", "cluster", "spec.taskImageRegistry",
+         _spec(taskImageRegistry="registry.invalid/none")),
+    Case("storage-not-writable", "cluster", "spec.storage.url", _set("storage", "url", value="file:///proc/buzz")),
+    Case("storage-credentials-secret-missing", "cluster", "spec.storage.credentialsSecretRef",
+         _set("storage", value={"url": "s3://bucket/x", "credentialsSecretRef": {"name": "no-such-creds"}})),
+)
+
+STAGES = ("schema", "accept", "cluster")
+
+
+def good_body(root: Any, *, store_url: str, tasks: tuple[str, ...] = ("hello-file",)) -> Body:
+    """The valid sweep every case mutates: the stand-in oracle over builtin tasks, with the
+    Secret and Service names the operator test fixtures create (relay-owner, api-keys, relay)."""
+    import json
+
+    import yaml
+
+    manifest = yaml.safe_load((root / "manifests" / "standin-oracle.yaml").read_text())
+    endpoints = json.loads((root / "manifests" / "endpoints" / "standin.json").read_text())
+    return {
+        "apiVersion": "bench.buzz.dev/v1alpha1", "kind": "BuzzSweep", "metadata": {"name": "good"},
+        "spec": {
+            "condition": {"inline": manifest},
+            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
+            "dataset": {"builtin": {}}, "include": list(tasks), "attempts": 1,
+            "relay": {"url": "ws://localhost:3600", "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+            "storage": {"url": store_url}, "imagePullPolicy": "Never",
+        },
+    }

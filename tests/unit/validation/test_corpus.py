@@ -1,0 +1,80 @@
+"""Every bad input of the corpus that needs no cluster is refused by the operator's own
+admission code with a message naming the field; the valid sweep they mutate is accepted.
+(tests/faults/test_bad_inputs.py runs the whole corpus through a real apiserver and operator.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.sweep.runtime import validation_message
+from pydantic import ValidationError
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _load_corpus():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("bad_input_corpus", Path(__file__).with_name("corpus.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load_corpus()
+PURE = [c for c in corpus.CASES if c.stage in ("schema", "accept")]
+
+
+async def refusal(body: dict) -> str | None:  # type: ignore[type-arg]
+    """What the sweep reconcile would say before touching the cluster (None: accepted)."""
+    try:
+        spec = BuzzSweepSpec.model_validate(body["spec"])
+    except ValidationError as error:
+        return validation_message(error)
+    try:
+        condition = await inputs.load_condition(None, "ns", spec)  # type: ignore[arg-type]  # inline: no API
+        if spec.endpoints is not None:  # the Secret is the cluster tier's business
+            spec = spec.model_copy(update={"endpoints": spec.endpoints.model_copy(update={"secret_ref": None})})
+        await inputs.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
+        inputs.load_tasks(spec)
+    except inputs.InputError as error:
+        return str(error)
+    return None
+
+
+def test_corpus_is_large_and_distinct() -> None:
+    ids = [c.id for c in corpus.CASES]
+    assert len(ids) >= 40 and len(set(ids)) == len(ids)
+    assert {c.stage for c in corpus.CASES} == set(corpus.STAGES)
+
+
+async def test_good_sweep_is_accepted() -> None:
+    assert await refusal(corpus.good_body(ROOT, store_url="file:///tmp/x")) is None
+
+
+@pytest.mark.parametrize("case", PURE, ids=[c.id for c in PURE])
+async def test_bad_input_is_refused_naming_the_field(case) -> None:  # type: ignore[no-untyped-def]
+    body = case.apply(corpus.good_body(ROOT, store_url="file:///tmp/x"), case.id)
+    message = await refusal(body)
+    assert message is not None, f"{case.id} was accepted"
+    assert case.field in message, f"{case.id}: {message!r} does not name {case.field}"
+    if case.stage == "schema":
+        assert message.startswith(case.field.split(".")[0]), message
+
+
+def test_pure_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    refused = 0
+    for case in PURE:
+        body = case.apply(corpus.good_body(ROOT, store_url="file:///tmp/x"), case.id)
+        message = asyncio.run(refusal(body))
+        refused += message is not None and case.field in message
+    with capsys.disabled():
+        print(f"\nbad inputs (pure stages): {refused} refused naming the field / {len(PURE)} tried")
+    assert refused == len(PURE)

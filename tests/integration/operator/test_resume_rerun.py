@@ -102,6 +102,7 @@ async def test_resume_adopts_rerun_reruns_once_and_a_changed_experiment_is_refus
 
         # 3. a different experiment under the same name and storage is refused, naming the change
         kubectl("-n", namespace, "delete", "buzzsweep", "r1", "--timeout=120s")
+        wait_until(lambda: not kubectl_json("-n", namespace, "get", "buzztrials")["items"], 120, "trials gone")
         changed = make_sweep("r1", store_url=f"file://{store}", tasks=[TASK, "hello-file"])
 
         def refused() -> dict[str, Any] | None:

@@ -84,12 +84,13 @@ build_base() {
 # here with pip (cp311 wheels fit Debian's python3.11), so the image build needs no network.
 stage_operator() {
   local ctx=$IMAGES/ctx/operator
-  local src; src=$( (cd "$ROOT" && sha256sum pyproject.toml && find operator tasks -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+  local src; src=$( (cd "$ROOT" && sha256sum pyproject.toml && find operator tasks manifests -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
   if [ "$(cat "$ctx/.source" 2>/dev/null)" != "$src" ]; then
     rm -rf "$ctx"; mkdir -p "$ctx"
     PIP_CACHE_DIR=$CACHE/pip "$ROOT/.venv/bin/pip" install -q --no-compile --target "$ctx/site-packages" "$ROOT" 2>&1 | grep -v '^WARNING: Location' || true
     [ -d "$ctx/site-packages/buzz_operator" ] || die "staging the operator's site-packages failed"
     cp -a "$ROOT/tasks" "$ctx/tasks"
+    cp -a "$ROOT/manifests" "$ctx/manifests"
     cp "$ROOT/images/operator/Dockerfile" "$ctx/Dockerfile"
     echo "$src" > "$ctx/.source"
   fi

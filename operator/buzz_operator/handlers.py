@@ -58,10 +58,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.finalizer = FINALIZER
     settings.posting.level = logging.WARNING
     memo.kube = await kube_client.connect()
-    memo.settings = sweep_runtime.OperatorSettings(
-        stack_image=os.environ.get("BUZZ_STACK_IMAGE", sweep_runtime.OperatorSettings.stack_image),
-        operator_image=os.environ.get("BUZZ_OPERATOR_IMAGE", sweep_runtime.OperatorSettings.operator_image),
-    )
+    memo.settings = sweep_runtime.OperatorSettings.from_env(os.environ)
     memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
 
 

@@ -49,6 +49,30 @@ class OperatorSettings:
     operator_cap: int | None = None
     endpoint_caps: Mapping[str, int] | None = None
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
+        """BUZZ_STACK_IMAGE, BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
+        BUZZ_ENDPOINT_CAPS ("<endpoint>=<n>,..."); a malformed value stops the operator at
+        start-up with the variable named, rather than running without the cap it was given."""
+        def positive(name: str, text: str) -> int:
+            if not text.strip().isdigit() or int(text) < 1:
+                raise ValueError(f"{name}: {text!r} is not a positive integer")
+            return int(text)
+
+        caps: dict[str, int] = {}
+        for item in filter(None, (part.strip() for part in environ.get("BUZZ_ENDPOINT_CAPS", "").split(","))):
+            endpoint, sep, number = item.rpartition("=")
+            if not sep or not endpoint:
+                raise ValueError(f"BUZZ_ENDPOINT_CAPS: {item!r} is not <endpoint>=<n>")
+            caps[endpoint.strip()] = positive("BUZZ_ENDPOINT_CAPS", number)
+        cap = environ.get("BUZZ_MAX_ACTIVE_TRIALS", "").strip()
+        return cls(
+            stack_image=environ.get("BUZZ_STACK_IMAGE") or cls.stack_image,
+            operator_image=environ.get("BUZZ_OPERATOR_IMAGE") or cls.operator_image,
+            operator_cap=positive("BUZZ_MAX_ACTIVE_TRIALS", cap) if cap else None,
+            endpoint_caps=caps or None,
+        )
+
 
 def validation_message(error: ValidationError) -> str:
     first = error.errors()[0]

@@ -116,3 +116,17 @@ def test_nothing_planned_nothing_waits() -> None:
 
 def test_admission_follows_plan_order() -> None:
     assert _admit(parallelism=2).admit == PLANNED[:2]
+
+
+def test_operator_settings_from_the_environment_name_a_bad_variable() -> None:
+    import pytest
+    from buzz_operator.sweep.runtime import OperatorSettings
+
+    settings = OperatorSettings.from_env({"BUZZ_MAX_ACTIVE_TRIALS": "8", "BUZZ_ENDPOINT_CAPS": "a/b=2, c=1"})
+    assert settings.operator_cap == 8 and dict(settings.endpoint_caps or {}) == {"a/b": 2, "c": 1}
+    assert OperatorSettings.from_env({}) == OperatorSettings()
+    for env, name in (({"BUZZ_MAX_ACTIVE_TRIALS": "0"}, "BUZZ_MAX_ACTIVE_TRIALS"),
+                      ({"BUZZ_ENDPOINT_CAPS": "a/b"}, "BUZZ_ENDPOINT_CAPS"),
+                      ({"BUZZ_ENDPOINT_CAPS": "a=x"}, "BUZZ_ENDPOINT_CAPS")):
+        with pytest.raises(ValueError, match=name):
+            OperatorSettings.from_env(env)

@@ -48,6 +48,18 @@ TLS_PROBE = (f"command -v curl >/dev/null 2>&1 || {{ echo no-curl; exit 0; }}; "
              f"curl -sSv --max-time 10 -o /dev/null https://{checks.TLS_PROBE_HOST}/ 2>&1; echo \"exit $?\"")
 
 
+# The field a canary container's image comes from, so a failure names what to fix.
+IMAGE_FIELDS = {"stack": "spec.stackImage", "operator": "spec.operatorImage"}
+TASK_IMAGE_FIELD = "spec.taskImageRegistry"
+REFUSED = (400, 403, 422)  # the apiserver or an admission plugin refuses the pod spec itself
+
+
+def image_field(detail: str) -> str:
+    """`stack: ErrImageNeverPull: …` (kube.pods detail) -> spec.stackImage."""
+    container = detail.split(":", 1)[0].strip()
+    return IMAGE_FIELDS.get(container, TASK_IMAGE_FIELD)
+
+
 def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:200]
 
@@ -156,14 +168,21 @@ async def check_canary(
     try:
         await objects.delete_pod(kube, namespace, name, grace_seconds=0)  # a leftover of a crashed run
         await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
-        await objects.create_pod(kube, namespace, body)
+        try:
+            await objects.create_pod(kube, namespace, body)
+        except ApiException as error:
+            if error.status not in REFUSED:
+                raise
+            why = f"spec: the cluster refuses a pod with these images/runtimeClassName (HTTP {error.status}: " \
+                  f"{str(error.body)[:160]})"
+            return [failed(checks.IMAGES, why), *(skipped(c, "canary refused") for c in unseen)]
         try:
             state = await wait_running(kube, namespace, name, timeout_s=CANARY_SCHEDULE_S)
         except TimeoutError:
             why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
             return [skipped(checks.IMAGES, why), *(skipped(c, why) for c in unseen)]
         if not state.ready:
-            why = f"{state.reason}: {state.message}"[:200]
+            why = f"{image_field(state.message)}: {state.reason}: {state.message}"[:200]
             return [failed(checks.IMAGES, why), *(skipped(c, "canary did not start") for c in unseen)]
         images = passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task image(s) start")
         found = []
@@ -198,6 +217,8 @@ async def run_checks(
     relay, target = await check_relay(kube, namespace, spec)
     results = [*relay, await check_postgres(target), await check_storage(store, sweep),
                await check_endpoint_secrets(kube, namespace, spec, manifest)]
+    if checks.first_failure(results) is not None:  # the sweep stops anyway: spend no canary on it
+        return results + [skipped(name, "an earlier check failed") for name in checks.ORDER[len(results):]]
     images = [t.image_ref(spec.task_image_registry, dataset) for t in tasks]
     results += await check_canary(kube, namespace, sweep, uid, spec, images,
                                   spec.stack_image or stack_image, spec.operator_image or operator_image)

@@ -53,16 +53,26 @@ async def test_each_breakage_fails_its_check(kube: Kube, namespace, crds, sweep_
         "no-api-key", {"OTHER": "x"}, labels={}, owner=None))
     (tmp_path / "blocker").write_text("a file where the store's directory should be\n")
     unwritable = f"file://{tmp_path}/blocker/store"
-    body = make_sweep("broken", store_url=unwritable, tasks=["hello-file"], suspend=True,
-                      stackImage="docker.io/buzz/no-such-stack:0")
+    body = make_sweep("broken", store_url=unwritable, tasks=["hello-file"], suspend=True)
     body["spec"]["relay"]["ownerKeySecretRef"] = {"name": "wrong-owner", "key": "owner-key"}  # type: ignore[index]
     body["spec"]["endpoints"]["secretRef"] = {"name": "no-api-key"}  # type: ignore[index]
     found = await _run(kube, namespace, body, unwritable)
     print(f"\npreflight on a broken sweep: { {n: r.verdict.value for n, r in found.items()} }")
-    for name in (checks.RELAY_OWNER_KEY, checks.STORAGE, checks.ENDPOINT_SECRETS, checks.IMAGES):
+    for name in (checks.RELAY_OWNER_KEY, checks.STORAGE, checks.ENDPOINT_SECRETS):
         assert found[name].verdict is checks.Verdict.FAILED, found[name]
     assert "spec.relay.ownerKeySecretRef" in found[checks.RELAY_OWNER_KEY].detail
     assert "STANDIN_API_KEY" in found[checks.ENDPOINT_SECRETS].detail
-    assert "stack" in found[checks.IMAGES].detail and "spec.storage.url" in found[checks.STORAGE].detail
+    assert "spec.storage.url" in found[checks.STORAGE].detail
+    assert found[checks.IMAGES].verdict is checks.Verdict.SKIPPED, "no canary once the sweep is stopped anyway"
     assert found[checks.RELAY].verdict is checks.Verdict.PASSED
     assert found[checks.POSTGRES].verdict is checks.Verdict.PASSED
+
+
+async def test_missing_image_fails_naming_its_field(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = f"file://{tmp_path}"
+    body = make_sweep("noimage", store_url=url, tasks=["hello-file"], suspend=True,
+                      stackImage="docker.io/buzz/no-such-stack:0")
+    found = await _run(kube, namespace, body, url)
+    assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
+    assert found[checks.IMAGES].detail.startswith("spec.stackImage: ImagePullFailed"), found[checks.IMAGES]
+    assert found[checks.TRUST_STORE].verdict is checks.Verdict.SKIPPED

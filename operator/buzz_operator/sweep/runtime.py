@@ -19,7 +19,7 @@ from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
 from buzz_operator.preflight.runner import gate as preflight_gate
-from buzz_operator.storage import ObjectStore, StorageError
+from buzz_operator.storage import ObjectStore, StorageError, StorageUnavailable
 from buzz_operator.storage.bundle import set_aside
 from buzz_operator.sweep import runtime_dataset, runtime_store
 from buzz_operator.sweep import runtime_inputs as inputs
@@ -127,9 +127,11 @@ async def reconcile(
         try:
             drift = await runtime_store.lock_storage(
                 store, name, lock, sweep_config(name, namespace, body.get("spec") or {}, lock))
-        except StorageError as error:  # unavailable storage is not the user's mistake: retry next tick
+        except StorageUnavailable as error:  # unavailable storage is not the user's mistake: retry next tick
             log.warning("sweep %s/%s: storage %s: %s", namespace, name, store.url, error)
             return {}
+        except StorageError as error:  # permanent (permissions, no bucket): say so instead of waiting silently
+            return _invalid(previous, f"spec.storage.url: {store.url}: {error}"[:300], mine, now, generation)
         if drift:
             return _invalid(previous, f"spec.storage.url: {store.url}/{name}/lock.json belongs to a different "
                                       f"experiment: {drift}", mine, now, generation)

@@ -8,6 +8,7 @@ listing trials on every tick.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import tempfile
@@ -42,7 +43,17 @@ MERGE = "application/merge-patch+json"
 @kopf.on.login()
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     # kopf's kubeconfig reader resolves KUBECONFIG now, not at import time
-    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+    in_pod = kopf.login_with_service_account(**kwargs)
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    if in_pod is not None and host and port:
+        # kopf names the apiserver kubernetes.default.svc, which needs cluster DNS; the env the
+        # kubelet sets works everywhere (client-go's in-cluster config does the same)
+        return dataclasses.replace(in_pod, server=f"https://{_bracket(host)}:{port}")
+    return in_pod or kopf.login_with_kubeconfig(**kwargs)
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 @kopf.on.startup()

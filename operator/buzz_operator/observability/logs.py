@@ -43,6 +43,8 @@ def configure(*, json_format: bool, verbose: bool) -> None:
         kopf.configure(verbose=verbose, log_format=kopf.LogFormat.JSON, log_refkey=REFKEY, log_prefix=False)
     else:
         kopf.configure(verbose=verbose, log_prefix=True)
+    # one access line per liveness probe and scrape would drown the trial lines
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, IdsFilter) for f in handler.filters):
             handler.addFilter(IdsFilter())

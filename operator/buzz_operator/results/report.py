@@ -21,7 +21,7 @@ table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}
 th,td{border:1px solid #d8dce6;padding:.3rem .6rem;text-align:right}
 th{background:#f2f4f8} td.l,th.l{text-align:left}
 .flags{color:#b3261e;font-weight:600} .ok{color:#1e7b34} .notes li{margin:.3rem 0}
-.charts{display:flex;flex-wrap:wrap;gap:1rem} .chart{flex:1 1 480px;min-width:420px}
+.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:1rem} .chart{min-width:0}
 """
 
 
@@ -36,7 +36,10 @@ def _label(row: Mapping[str, Any]) -> str:
 def _figure_html(figure: go.Figure, div_id: str) -> str:
     figure.update_layout(margin={"l": 50, "r": 20, "t": 50, "b": 80}, height=380, template="plotly_white")
     return figure.to_html(
-        full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False}
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=div_id,
+        config={"displaylogo": False, "responsive": True},
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from buzz_operator.api.common import SecretKeyRef
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import (
     ConditionError,
@@ -136,19 +137,26 @@ def load_tasks(spec: BuzzSweepSpec) -> tuple[str, list[Task]]:
     return "builtin", tasks
 
 
+async def _relay_secret(kube: Kube, namespace: str, ref: SecretKeyRef, field: str) -> str:
+    try:
+        return (await objects.read_secret(kube, namespace, ref.name, key=ref.key))[ref.key]
+    except ApiException as exc:
+        raise InputError(field, f"Secret {ref.name} cannot be read (HTTP {exc.status})") from exc
+    except KeyError as exc:
+        raise InputError(f"{field}.key", f"Secret {ref.name} has no key {ref.key}") from exc
+
+
 async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
     relay = spec.relay
-    try:
-        owner = (await objects.read_secret(kube, namespace, relay.owner_key_secret_ref.name,
-                                           key=relay.owner_key_secret_ref.key))[relay.owner_key_secret_ref.key]
-        dsn = (await objects.read_secret(kube, namespace, relay.postgres_dsn_secret_ref.name,
-                                         key=relay.postgres_dsn_secret_ref.key))[relay.postgres_dsn_secret_ref.key]
-    except (ApiException, KeyError) as exc:
-        raise InputError("spec.relay", f"relay secrets cannot be read: {exc}"[:200]) from exc
+    owner = await _relay_secret(kube, namespace, relay.owner_key_secret_ref, "spec.relay.ownerKeySecretRef")
+    dsn = await _relay_secret(kube, namespace, relay.postgres_dsn_secret_ref, "spec.relay.postgresDsnSecretRef")
     try:
         target = await objects.service_target(kube, namespace, relay.service_ref.name, relay.service_ref.port)
-    except (ApiException, ValueError) as exc:
-        raise InputError("spec.relay.serviceRef", f"Service cannot be resolved: {exc}"[:200]) from exc
+    except ApiException as exc:
+        raise InputError("spec.relay.serviceRef", f"Service {relay.service_ref.name} cannot be read "
+                                                  f"(HTTP {exc.status})") from exc
+    except ValueError as exc:
+        raise InputError("spec.relay.serviceRef", str(exc)[:200]) from exc
     # The operator dials the Service's ClusterIP and presents the canonical authority as Host.
     return RelayTarget(url=relay.url, owner_secret_hex=owner.strip(), pg_dsn=dsn.strip(), connect_url=f"ws://{target}")
 

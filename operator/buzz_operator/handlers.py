@@ -18,6 +18,7 @@ from typing import Any
 
 import kopf
 
+from buzz_operator.api import labels
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.janitor import reaper
@@ -28,6 +29,7 @@ from buzz_operator.sweep import runtime as sweep_runtime
 from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
+from buzz_operator.trial import runtime_regrade
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
@@ -36,6 +38,7 @@ SWEEPS, TRIALS = "buzzsweeps", "buzztrials"
 FINALIZER = f"{GROUP}/finalizer"
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
 INPUT_RETRY_S = 30.0
+REGRADE_INTERVAL_S = float(os.environ.get("BUZZ_REGRADE_INTERVAL_S", "5"))
 JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))
 MERGE = "application/merge-patch+json"
 
@@ -135,6 +138,26 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         events.post(_plain(body), events.trial_events(old, new))
 
     await trial_runtime.drive(ctx, status, write)
+
+
+@kopf.timer(GROUP, VERSION, TRIALS, interval=REGRADE_INTERVAL_S, annotations={labels.REGRADE: kopf.PRESENT})
+async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """spec.regrade, on a finished trial its sweep annotated: the verifier once more on the
+    recorded evidence (trial.runtime_regrade); done when status.regrade names the generation."""
+    status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
+    wanted = str(body.metadata.annotations.get(labels.REGRADE, ""))
+    if not wanted.isdigit() or not trial_runtime.settled(status):
+        return
+    if status.regrade is not None and status.regrade.generation >= int(wanted):
+        return
+    name, namespace = body.metadata.name, body.metadata.namespace
+    try:
+        ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
+        new = await runtime_regrade.regrade(ctx, status, int(wanted))
+    except (InputError, StepFailure) as error:
+        raise kopf.TemporaryError(f"regrade: {error}", delay=INPUT_RETRY_S) from error
+    await memo.kube.custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, namespace, TRIALS, name, {"status": status_patch(status, new)}, _content_type=MERGE)
 
 
 @kopf.on.delete(GROUP, VERSION, TRIALS)

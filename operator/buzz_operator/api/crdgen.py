@@ -149,6 +149,9 @@ def render(kind: Kind) -> str:
     return HEADER + body
 
 
+CHART_CRDS = Path("charts/buzz-operator/crds")
+
+
 def rendered() -> dict[str, str]:
     """File name → text for every CRD."""
     return {kind.filename: render(kind) for kind in KINDS}
@@ -176,16 +179,20 @@ def write(directory: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m buzz_operator.api.crdgen", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path("crds"), help="directory of the CRD files (crds/)")
+    parser.add_argument("--out", type=Path, action="append",
+                        help="directory of the CRD files (repeatable; default crds/ and the chart's crds/)")
     parser.add_argument("--check", action="store_true", help="exit 1 if the files differ from the models")
     args = parser.parse_args(argv)
+    # Helm installs a chart's crds/ as they are, so the chart carries its own copy, kept equal here
+    outs = args.out or [Path("crds"), *([CHART_CRDS] if CHART_CRDS.parent.is_dir() else [])]
     if args.check:
-        stale = stale_files(args.out)
+        stale = [path for out in outs for path in stale_files(out)]
         for path in stale:
             print(f"{path}: out of date; run python -m buzz_operator.api.crdgen", file=sys.stderr)
         return 1 if stale else 0
-    for path in write(args.out):
-        print(path)
+    for out in outs:
+        for path in write(out):
+            print(path)
     return 0
 
 

@@ -17,6 +17,9 @@ RETRY = f"{GROUP}/retry"
 # Annotation: the sweep generation a trial was created under; spec.rerun (set at that
 # generation) never selects it again, so a trial failing the same way again is not re-run forever.
 CREATED_AT_GENERATION = f"{GROUP}/created-at-generation"
+# Annotation: the sweep generation whose spec.regrade asks this (finished) trial's verifier to
+# run again on its recorded evidence.
+REGRADE = f"{GROUP}/regrade"
 COMPONENT = "app.kubernetes.io/component"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "buzz-operator"

@@ -294,7 +294,12 @@ class BuzzSweepSpec(SpecModel):
     )
     rerun: RerunSpec | None = Field(None, description="Re-run finished trials by outcome or reason.")
     regrade: bool = Field(
-        False, description="Re-run only the verifier on recorded outputs of finished trials."
+        False,
+        description=(
+            "Re-run the verifier of finished trials on their recorded Buzz evidence, once per "
+            "generation (set it, or change the spec while it is set, to regrade again). Tasks whose "
+            "verifier reads the container's state cannot be regraded and say so in status.regrade."
+        ),
     )
 
 

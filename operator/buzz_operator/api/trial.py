@@ -160,6 +160,26 @@ class AttemptRecord(StatusModel):
     finished_at: Timestamp | None = Field(None, description="When the try failed.")
 
 
+class RegradeResult(StrEnum):
+    REGRADED = "regraded"
+    NOT_REGRADABLE = "not-regradable"
+    FAILED = "failed"
+
+
+class RegradeRecord(StatusModel):
+    """The last re-run of this trial's verifier on its recorded evidence (spec.regrade)."""
+
+    generation: int = Field(ge=1, description="The BuzzSweep generation that asked for it.")
+    result: RegradeResult = Field(description="regraded, not-regradable or failed.")
+    previous_reward: float | None = Field(None, description="The reward before this regrade.")
+    reason: str | None = Field(None, description="CamelCase reason when not regraded.")
+    message: str | None = Field(None, description="Details for the reason.")
+    bundle_url: str | None = Field(
+        None, alias="bundleURL", description="Where the regrade's verifier output is (regrades/<generation>/)."
+    )
+    finished_at: Timestamp | None = Field(None, description="When the regrade ended.")
+
+
 class BuzzTrialStatus(StatusModel):
     """Where the trial is in its corridor and what each step made."""
 
@@ -209,6 +229,9 @@ class BuzzTrialStatus(StatusModel):
     )
     bundle_url: str | None = Field(
         None, alias="bundleURL", description="Where this trial's evidence bundle is."
+    )
+    regrade: RegradeRecord | None = Field(
+        None, description="The last regrade of this trial's verifier on its recorded evidence."
     )
     kopf: dict[str, Any] | None = Field(
         None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN

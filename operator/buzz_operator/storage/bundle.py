@@ -81,14 +81,15 @@ async def _upload_with_marker(
 
 
 async def set_aside(store: ObjectStore, sweep: str, trial: str, generation: int) -> int:
-    """Move the trial's committed run under reruns/<generation>/ so the trial can run again
+    """Move the trial's run (bundle, retries/, regrades/) under reruns/<generation>/ so it can run again
     (spec.rerun). Copies first, result.json last; then un-commits the original (result.json
     first) and removes the rest. Idempotent: after a crash part-way, running it again finishes
     the move. The number of files moved."""
     source = trial_prefix(sweep, trial)
     target = rerun_prefix(sweep, trial, generation)
-    kept = (RETRIES_DIR, RERUNS_DIR)
-    keys = [k for k in await store.list(source) if k[len(source) + 1 :].split("/", 1)[0] not in kept]
+    # everything of the run moves — its retries/ and regrades/ too, or the new run's try 1 would
+    # find the old try 1 committed; only earlier set-asides stay where they are
+    keys = [k for k in await store.list(source) if k[len(source) + 1 :].split("/", 1)[0] != RERUNS_DIR]
     ordered = sorted(keys, key=lambda k: k.endswith("/" + RESULT) and k.count("/") == source.count("/") + 1)
     for key in ordered:
         await store.put(join_key(target, key[len(source) + 1 :]), await store.get(key))

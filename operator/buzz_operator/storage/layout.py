@@ -6,6 +6,7 @@ ARCHITECTURE.md, relative to the store's own root (the `<prefix>` of the layout 
     <sweep>/<trial>/agent/buzz/<file>   <sweep>/<trial>/verifier/<file>
     <sweep>/<trial>/retries/<n>/...                   evidence of infra-failed attempt n, kept
     <sweep>/<trial>/reruns/<generation>/...           a finished run set aside by spec.rerun, kept
+    <sweep>/<trial>/regrades/<generation>/verifier/   the verifier re-run on recorded evidence
 
 Pure: names in, keys out. Sweep and trial names must each be one safe path segment."""
 
@@ -22,6 +23,7 @@ AGENT_DIR = "agent/buzz"
 VERIFIER_DIR = "verifier"
 RETRIES_DIR = "retries"
 RERUNS_DIR = "reruns"
+REGRADES_DIR = "regrades"
 
 
 def sweep_prefix(sweep: str) -> str:
@@ -78,3 +80,10 @@ def rerun_prefix(sweep: str, trial: str, generation: int) -> str:
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
         raise InvalidKey(f"generation must be an integer >= 1, got {generation!r}")
     return join_key(trial_prefix(sweep, trial), RERUNS_DIR, str(generation))
+
+
+def regrade_prefix(sweep: str, trial: str, generation: int) -> str:
+    """regrades/<generation>/: the verifier output of spec.regrade at sweep `generation`."""
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+        raise InvalidKey(f"generation must be an integer >= 1, got {generation!r}")
+    return join_key(trial_prefix(sweep, trial), REGRADES_DIR, str(generation))

@@ -1,4 +1,5 @@
-"""Which finished trials `spec.rerun.reasons` asks to run again (Harbor's
+"""Which finished trials `spec.rerun.reasons` asks to run again, and which spec.regrade asks
+to grade again (Harbor's
 `jobs resume --filter-error-type`, Hawk #168/#169: re-run only what failed for a reason)."""
 
 from __future__ import annotations
@@ -25,5 +26,20 @@ def select_reruns(
         if not trial.active and (trial.outcome in wanted or trial.reason in wanted)
         and not (generation is not None and trial.created_generation is not None
                  and trial.created_generation >= generation)
+    ]
+    return sorted(chosen, key=lambda trial: trial.name)
+
+
+def select_regrades(trials: Iterable[TrialSummary], generation: int) -> list[TrialSummary]:
+    """Scored, finished trials spec.regrade (at `generation`) has not yet asked to regrade.
+
+    Trials created at or after `generation` were graded under it already; broken and
+    infra-failed trials are not scored, so a new reward would change nothing.
+    """
+    chosen = [
+        trial for trial in trials
+        if not trial.active and trial.scored
+        and (trial.regrade_requested is None or trial.regrade_requested < generation)
+        and not (trial.created_generation is not None and trial.created_generation >= generation)
     ]
     return sorted(chosen, key=lambda trial: trial.name)

@@ -15,6 +15,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from pydantic import ValidationError
 
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
@@ -27,7 +28,7 @@ from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.rerun import select_reruns
+from buzz_operator.sweep.rerun import select_regrades, select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
@@ -143,6 +144,9 @@ async def reconcile(
     if spec.rerun is not None and generation:
         for trial in select_reruns(mine, spec.rerun.reasons, generation):
             await _rerun(kube, store, namespace, name, trial.name, generation)
+    if spec.regrade and generation:
+        for trial in select_regrades(mine, generation):
+            await _ask_regrade(kube, namespace, trial.name, generation)
     planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
     existing = {s.name for s in mine}
     missing = [p for p in planned if p.name not in existing]
@@ -195,6 +199,17 @@ async def _rerun(kube: Kube, store: ObjectStore, namespace: str, sweep: str, tri
             raise
     log.info("sweep %s/%s: re-running %s (%d files set aside under reruns/%d/)", namespace, sweep, trial,
              moved, generation)
+
+
+async def _ask_regrade(kube: Kube, namespace: str, trial: str, generation: int) -> None:
+    """The trial's own regrade handler (selected by this annotation) does the work."""
+    patch = {"metadata": {"annotations": {REGRADE: str(generation)}}}
+    try:
+        await kube.custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, trial, patch,
+                                                         _content_type="application/merge-patch+json")
+    except ApiException as exc:
+        if exc.status != NOT_FOUND:
+            raise
 
 
 async def _delete(kube: Kube, namespace: str, name: str) -> None:

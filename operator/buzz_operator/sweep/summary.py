@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from buzz_operator.api.labels import CREATED_AT_GENERATION
+from buzz_operator.api.labels import CREATED_AT_GENERATION, REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 
 _RUNNING_PHASES = frozenset(
@@ -43,6 +43,8 @@ class TrialSummary:
     outcome: str | None = None
     reason: str | None = None
     created_generation: int | None = None  # the sweep generation this trial was created under
+    regrade_requested: int | None = None  # generation named by the trial's regrade annotation
+    regraded_generation: int | None = None  # generation of its last finished regrade
 
     @property
     def active(self) -> bool:
@@ -77,7 +79,8 @@ def is_scored(status: BuzzTrialStatus) -> bool:
 def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
     """Summary of a BuzzTrial object as the API server returns it."""
     metadata = body.get("metadata") or {}
-    created = (metadata.get("annotations") or {}).get(CREATED_AT_GENERATION)
+    annotations = metadata.get("annotations") or {}
+    created, regrade = annotations.get(CREATED_AT_GENERATION), annotations.get(REGRADE)
     spec = body.get("spec") or {}
     status = BuzzTrialStatus.model_validate(body.get("status") or {})
     scored = is_scored(status)
@@ -96,4 +99,6 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
         outcome=status.outcome.value if status.outcome else None,
         reason=status.reason,
         created_generation=int(created) if created and created.isdigit() else None,
+        regrade_requested=int(regrade) if regrade and regrade.isdigit() else None,
+        regraded_generation=status.regrade.generation if status.regrade else None,
     )

@@ -196,3 +196,54 @@ def build_trial_pod(
         },
         "spec": pod_spec,
     }
+
+
+def grading_pod_name(trial_name: str, generation: int) -> str:
+    return f"{trial_name}-regrade-{generation}"
+
+
+def build_grading_pod(
+    *, trial_name: str, trial_uid: str, namespace: str, generation: int, spec: BuzzTrialSpec,
+    trial_labels: Mapping[str, str],
+) -> dict[str, Any]:
+    """A pod for re-running the verifier on recorded evidence: the task image alone, kept alive
+    for exec like the trial pod's `task` container, with no agents, no relay and no Secret."""
+    pull = spec.image_pull_policy.value
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 5,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": "task",
+                "image": spec.image,
+                "imagePullPolicy": pull,
+                "command": ["sh", "-c", KEEPALIVE],
+                "resources": task_resources(spec.resources),
+                "securityContext": {
+                    "privileged": False,
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
+                },
+                "volumeMounts": [{"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
+            }
+        ],
+        "volumes": [{"name": LOGS_VOLUME, "emptyDir": {}}],
+    }
+    if spec.runtime_class_name:
+        pod_spec["runtimeClassName"] = spec.runtime_class_name
+    pod_labels_ = {**trial_labels, labels.TRIAL: trial_name, labels.COMPONENT: "grading-pod",
+                   labels.MANAGED_BY: labels.MANAGER}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": grading_pod_name(trial_name, generation),
+            "namespace": namespace,
+            "labels": pod_labels_,
+            "ownerReferences": [owner_reference("BuzzTrial", trial_name, trial_uid)],
+        },
+        "spec": pod_spec,
+    }

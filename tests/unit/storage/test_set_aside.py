@@ -22,12 +22,13 @@ def test_committed_run_moves_under_reruns_and_the_trial_is_uncommitted(tmp_path:
     store = FileStore(tmp_path / "store")
     asyncio.run(upload_bundle(store, "s", "t", _bundle(tmp_path / "run1", "first")))
     asyncio.run(upload_attempt(store, "s", "t", 1, _bundle(tmp_path / "try1", "try")))
-    assert asyncio.run(set_aside(store, "s", "t", 2)) == 3
+    assert asyncio.run(set_aside(store, "s", "t", 2)) == 6
     assert not asyncio.run(is_committed(store, "s", "t"))
     kept = tmp_path / "store" / "s" / "t" / "reruns" / "2"
     assert (kept / "result.json").read_text() == '{"r": "first"}'
     assert (kept / "agent" / "buzz" / "receipts.jsonl").read_text() == "first"
-    assert (tmp_path / "store" / "s" / "t" / "retries" / "1" / "result.json").exists()  # untouched
+    assert (kept / "retries" / "1" / "result.json").exists()  # the run's tries go with it
+    assert not (tmp_path / "store" / "s" / "t" / "retries" / "1" / "result.json").exists()
     # idempotent: a second call (after a crash) moves nothing more and loses nothing
     assert asyncio.run(set_aside(store, "s", "t", 2)) == 0
     assert (kept / "result.json").exists()

@@ -62,3 +62,18 @@ def test_created_generation_is_read_from_the_trial_annotation() -> None:
             "spec": {"sweepName": "s", "task": "x", "attempt": 1}}
     assert summarize_trial(body).created_generation == 7
     assert summarize_trial({"metadata": {"name": "t"}, "spec": {}}).created_generation is None
+
+
+def test_regrade_selects_scored_finished_trials_once_per_generation() -> None:
+    from dataclasses import replace
+
+    from buzz_operator.sweep.rerun import select_regrades
+
+    done = replace(TRIALS[4], scored=True)
+    asked = replace(done, name="f", regrade_requested=5)
+    asked_before = replace(done, name="g", regrade_requested=4)
+    new = replace(done, name="h", created_generation=5)
+    broken = TRIALS[2]  # not scored
+    running = replace(TRIALS[3], scored=True)
+    chosen = select_regrades([done, asked, asked_before, new, broken, running], 5)
+    assert [t.name for t in chosen] == ["e", "g"]

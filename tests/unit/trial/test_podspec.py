@@ -266,3 +266,18 @@ def test_cpu_request_below_the_limit_when_the_sweep_lowers_it() -> None:
     shared = task_resources(TrialResources(cpus=1, memory_mb=1024, cpu_request=0.25))
     assert shared["requests"] == {"cpu": "250m", "memory": "1024Mi"}
     assert shared["limits"] == {"cpu": "1", "memory": "1024Mi"}
+
+
+def test_grading_pod_is_the_task_image_alone_without_token_or_secret() -> None:
+    from buzz_operator.trial.podspec import build_grading_pod, grading_pod_name
+
+    spec = _spec()
+    pod = build_grading_pod(trial_name="t-1", trial_uid="u", namespace="ns", generation=3, spec=spec,
+                            trial_labels={"x": "y"})
+    assert pod["metadata"]["name"] == grading_pod_name("t-1", 3) == "t-1-regrade-3"
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == "u"
+    body = pod["spec"]
+    assert body["automountServiceAccountToken"] is False and "initContainers" not in body
+    [task] = body["containers"]
+    assert task["image"] == spec.image and task["securityContext"]["allowPrivilegeEscalation"] is False
+    assert "env" not in task and "envFrom" not in task

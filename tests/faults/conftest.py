@@ -1,0 +1,99 @@
+"""Fixtures for the fault tests: the e2e tier's (cluster, a namespace and relay database per
+test, the dev relay in the cluster, the sweep's Secrets), plus private Postgres and S3
+instances a test may stop and start without touching the shared ones other sessions use."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str, path: Path):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_e2e = _load("buzz_faults_e2e_fixtures", ROOT / "tests" / "e2e" / "conftest.py")
+corpus = _load("buzz_faults_bad_input_corpus", ROOT / "tests" / "unit" / "validation" / "corpus.py")
+
+# the e2e tier's fixtures, shared as they are (pytest finds fixtures among a conftest's names)
+kubeconfig = _e2e.kubeconfig
+pg_dsn = _e2e.pg_dsn
+crds = _e2e.crds
+kube = _e2e.kube
+namespace = _e2e.namespace
+relay_db = _e2e.relay_db
+cluster_relay = _e2e.cluster_relay
+sweep_secrets = _e2e.sweep_secrets
+make_sweep = _e2e.make_sweep
+sweep_body = _e2e.sweep_body
+host_ip = _e2e.host_ip
+with_database = _e2e.with_database
+ClusterRelay = _e2e.ClusterRelay
+RELAY_URL = _e2e.RELAY_URL
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PrivateService:
+    """One of hack/'s services started under its own BUZZ_RUN and port: stop/start touch it only."""
+
+    script: str
+    run: Path
+    port_env: str
+    port: int
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "BUZZ_RUN": str(self.run), self.port_env: str(self.port)}
+
+    def hack(self, *args: str) -> str:
+        return subprocess.run(["bash", str(ROOT / "hack" / self.script), *args], check=True, capture_output=True,
+                              text=True, env=self._env(), stdin=subprocess.DEVNULL).stdout.strip()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivateService]:
+    """A PostgreSQL cluster of our own (hack/postgres.sh under a private BUZZ_RUN and port)."""
+    service = PrivateService("postgres.sh", Path(f"/var/tmp/buzz-faults-{uuid.uuid4().hex[:8]}"), "BUZZ_PG_PORT",
+                             free_port())
+    service.hack("up")
+    try:
+        yield service
+    finally:
+        subprocess.run(["bash", str(ROOT / "hack" / "postgres.sh"), "down"], env=service._env(), capture_output=True,
+                       stdin=subprocess.DEVNULL)
+        shutil.rmtree(service.run, ignore_errors=True)
+
+
+@pytest.fixture
+def private_s3() -> Iterator[PrivateService]:
+    """An S3 server of our own (hack/s3.sh under a private BUZZ_RUN and port)."""
+    service = PrivateService("s3.sh", Path(f"/var/tmp/buzz-faults-{uuid.uuid4().hex[:8]}"), "BUZZ_S3_PORT", free_port())
+    service.hack("up")
+    try:
+        yield service
+    finally:
+        subprocess.run(["bash", str(ROOT / "hack" / "s3.sh"), "down"], env=service._env(), capture_output=True,
+                       stdin=subprocess.DEVNULL)
+        shutil.rmtree(service.run, ignore_errors=True)

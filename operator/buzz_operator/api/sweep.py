@@ -352,8 +352,8 @@ class BuzzSweepStatus(StatusModel):
     )
     waiting: Waiting | None = Field(None, description="Why no more trials start right now, when some wait.")
     summary_url: str | None = Field(None, alias="summaryURL", description="Where summary.json was written.")
-    summarized_trials: int | None = Field(
-        None, ge=0, description="Finished trials counted in the summary.json last written."
+    summary_digest: str | None = Field(
+        None, description="Digest of the finished trials' results in the summary.json last written."
     )
     lock_digest: str | None = Field(
         None, description="sha256 of the lock.json (task, prompt and image digests) this sweep runs under."

@@ -32,7 +32,7 @@ from buzz_operator.sweep.rerun import select_regrades, select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
-from buzz_operator.sweep.summary_doc import summary_document, summary_due, terminal_count
+from buzz_operator.sweep.summary_doc import results_digest, summary_document
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 from buzz_operator.trial.state import merge_patch
 
@@ -173,13 +173,13 @@ async def reconcile(
         max_cost=spec.budget.max_cost_usd if spec.budget else None, invalid=None, now=now, generation=generation,
     )
     new = new.model_copy(update={"lock_digest": digest})
-    if summary_due(previous.summarized_trials, figures):
+    if (results := results_digest(mine)) is not None and results != previous.summary_digest:
         document = summary_document(sweep=name, namespace=namespace, condition=manifest.condition,
                                     condition_hash=manifest.sha256, rollup=figures, trials=mine, now=now)
         try:
             url = await runtime_store.write_summary(store, name, document)
-            new = new.model_copy(update={"summary_url": url, "summarized_trials": terminal_count(figures)})
-        except StorageError as error:  # summarizedTrials unchanged: the next tick writes it
+            new = new.model_copy(update={"summary_url": url, "summary_digest": results})
+        except StorageError as error:  # summaryDigest unchanged: the next tick writes it
             log.warning("sweep %s/%s: summary.json not written: %s", namespace, name, error)
     return merge_patch(previous.to_api(), new.to_api())
 

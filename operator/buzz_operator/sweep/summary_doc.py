@@ -3,6 +3,8 @@ cannot hold (its size must not grow with trials) but a reader of storage wants f
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -50,13 +52,14 @@ def summary_document(
     }
 
 
-def terminal_count(rollup: SweepRollup) -> int:
-    return rollup.succeeded + rollup.failed + rollup.broken
-
-
-def summary_due(summarized: int | None, rollup: SweepRollup) -> bool:
-    """Write summary.json when a trial has finished since the last write: every tick would
-    rewrite an unchanged file for hours, and a failed write is retried because the count it
-    records is only advanced by a write that landed."""
-    terminal = terminal_count(rollup)
-    return terminal > 0 and terminal != summarized
+def results_digest(trials: Sequence[TrialSummary]) -> str | None:
+    """What summary.json says about finished trials, as a short digest; None while none has
+    finished. summary.json is rewritten when it changes — a trial finished, was re-run or
+    regraded — and only then: rewriting an unchanged file every tick would cost hours of I/O,
+    and a failed write is retried because the recorded digest only moves with a write that landed."""
+    finished = sorted(
+        (t.name, t.state.value, t.outcome, t.reward, t.cost_floor, t.cost_ceiling) for t in trials if not t.active
+    )
+    if not finished:
+        return None
+    return hashlib.sha256(json.dumps(finished, separators=(",", ":")).encode()).hexdigest()[:16]

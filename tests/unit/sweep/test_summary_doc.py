@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.summary import TrialState, TrialSummary
-from buzz_operator.sweep.summary_doc import summary_document, summary_due
+from buzz_operator.sweep.summary_doc import results_digest, summary_document
 
 NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
@@ -28,10 +28,13 @@ def test_document_carries_counts_costs_and_every_trial_in_name_order() -> None:
     assert doc["updatedAt"] == "2026-11-30T02:00:00Z" and doc["finished"] is False
 
 
-def test_due_only_when_the_finished_count_moved() -> None:
-    none_done = rollup([_trial("a-0", TrialState.RUNNING)], 1)
-    one_done = rollup([_trial("a-0", TrialState.SUCCEEDED, 1.0)], 1)
-    assert not summary_due(None, none_done)
-    assert summary_due(None, one_done)
-    assert not summary_due(1, one_done)
-    assert summary_due(0, one_done)
+def test_the_results_digest_moves_only_with_finished_results() -> None:
+    from dataclasses import replace
+
+    running = _trial("a-0", TrialState.RUNNING)
+    done = _trial("b-0", TrialState.SUCCEEDED, 1.0)
+    assert results_digest([running]) is None
+    first = results_digest([running, done])
+    assert first is not None and results_digest([replace(running, state=TrialState.PENDING), done]) == first
+    assert results_digest([running, replace(done, reward=0.5)]) != first  # regraded
+    assert results_digest([running, done, _trial("c-0", TrialState.FAILED)]) != first  # one more finished

@@ -13,4 +13,10 @@ bash "$ROOT/hack/images.sh" build pause base operator dev-relay stack tasks
 export PATH="$BIN:$PATH"
 PYTHONUNBUFFERED=1 "$ROOT/.venv/bin/python" -m buzz_operator.dev.demo --pg-dsn "$(bash "$ROOT/hack/postgres.sh" dsn)" \
   --host-ip "$(host_ip)" --log "$RUN/logs/operator-demo.log"
+# the results as a person reads them: from the bundles in storage alone (no cluster needed)
+read -r STORE SWEEPS <<<"$("$ROOT/.venv/bin/python" -c 'from buzz_operator.dev.demo import DEMO_STORE, SWEEPS; print(DEMO_STORE.as_uri(), *SWEEPS)')"
+for sweep in $SWEEPS; do
+  "$ROOT/.venv/bin/buzzctl" sweep summary "$sweep" --store "$STORE" --failures
+  "$ROOT/.venv/bin/buzzctl" report "$sweep" --store "$STORE" --html "$RUN/reports/$sweep.html"
+done
 log "make demo took $(( $(date +%s) - T0 ))s in all; the cluster stays up ('make cluster-down' stops it)"

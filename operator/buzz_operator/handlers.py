@@ -99,6 +99,7 @@ def trials_known(trial_summaries: kopf.Index[None, TrialSummary], **_: Any) -> i
 async def reconcile_sweep(
     body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
 ) -> None:
+    logs.CURRENT.set((body.metadata.name, None))
     known = list(trial_summaries.get(None, []))
     metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
     patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)

@@ -93,6 +93,8 @@ def sweep_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event
         prior = before.get(kind) or {}
         if status == prior.get("status") and condition.get("reason") == prior.get("reason"):
             continue
+        if not prior and status != "True":
+            continue  # a condition first written False (NotSuspended, WithinBudget, ...) is no news
         failed = (kind in ("Failed", "BudgetExhausted") and status == "True") or (
             kind == "Accepted" and status == "False"
         )

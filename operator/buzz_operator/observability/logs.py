@@ -13,7 +13,7 @@ from contextvars import ContextVar
 import kopf
 
 REFKEY = "object"
-CURRENT: ContextVar[tuple[str, str] | None] = ContextVar("buzz_trial", default=None)  # (sweep, trial)
+CURRENT: ContextVar[tuple[str, str | None] | None] = ContextVar("buzz_ids", default=None)  # (sweep, trial)
 _SWEEP_OF: dict[tuple[str, str], str] = {}  # (namespace, trial) -> sweep, fed by the trial index
 
 
@@ -33,7 +33,9 @@ class IdsFilter(logging.Filter):
             if sweep:
                 record.sweep = sweep
         elif (current := CURRENT.get()) is not None:
-            record.sweep, record.trial = current
+            record.sweep = current[0]
+            if current[1]:
+                record.trial = current[1]
         return True
 
 

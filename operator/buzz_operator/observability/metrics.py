@@ -14,7 +14,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    start_http_server,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -22,6 +28,8 @@ from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.sweep.summary import trial_state
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# *_created series double the exposition and say nothing a restart-aware rate() needs
+disable_created_metrics()
 PREFIX = "buzz"
 # trial phases run from milliseconds (Pending) to an agent deadline of an hour or more
 PHASE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200)

@@ -82,6 +82,11 @@ def test_sweep_condition_transitions_only() -> None:
         "conditions": [{"type": "Accepted", "status": "False", "reason": "InvalidSpec", "message": "spec.x"}]
     }
     assert sweep_events(old, refused)[0].type == "Warning"
+    # conditions first written False are not news; their later change is
+    quiet = {"conditions": [{"type": "Suspended", "status": "False", "reason": "NotSuspended"}]}
+    assert sweep_events(old, quiet) == []
+    suspended = {"conditions": [{"type": "Suspended", "status": "True", "reason": "SpecSuspend"}]}
+    assert sweep_events(quiet, suspended) == [Event("Normal", "SpecSuspend", "Suspended=True")]
 
 
 def test_sweep_waiting_and_progress() -> None:

@@ -47,3 +47,9 @@ def test_plain_runtime_lines_use_the_daemon_context() -> None:
         logs.CURRENT.reset(token)
     assert (line["sweep"], line["trial"]) == ("s3", "s3-t-1")
     assert "sweep" not in render(record("outside"))
+    token = logs.CURRENT.set(("s4", None))  # the sweep timer: a sweep, no trial
+    try:
+        line = render(record("tick"))
+    finally:
+        logs.CURRENT.reset(token)
+    assert line["sweep"] == "s4" and "trial" not in line

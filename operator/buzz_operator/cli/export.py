@@ -54,13 +54,17 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
     summary = loaded.summary
     results = [load_json((target / name / RESULT).read_bytes()) for name in committed]
     spec = _spec(loaded)
-    attempts = int(spec.get("attempts") or max((t.attempt or 1 for t in summary.trials), default=1))
+    attempts = int(
+        loaded.config.get("n_attempts")
+        or spec.get("attempts")
+        or max((t.attempt or 1 for t in summary.trials), default=1)
+    )
     multipliers = sorted({t.timeout_multiplier for t in summary.trials}) or [1.0]
-    total = len(committed) + len(summary.unfinished)
+    total = max(len(committed) + len(summary.unfinished), _planned(loaded.config, attempts))
     config = job_config(
         summary.sweep,
         attempts=attempts,
-        parallelism=int(spec.get("parallelism") or 4),
+        parallelism=int(loaded.config.get("n_concurrent_trials") or spec.get("parallelism") or 4),
         timeout_multiplier=multipliers[-1],
         conditions=[(row.condition, row.manifest_sha256) for row in summary.rows],
         tasks=[t.task for t in summary.trials],
@@ -85,6 +89,15 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
         "unfinished": list(summary.unfinished),
         "metadata_yaml": metadata_written,
     }
+
+
+def _planned(config: dict[str, Any], attempts: int) -> int:
+    """tasks × attempts from the sweep's config.json (sweep.lock.sweep_config), 0 when unknown."""
+    datasets = config.get("datasets")
+    if not isinstance(datasets, list):
+        return 0
+    tasks = sum(len(d.get("tasks") or []) for d in datasets if isinstance(d, dict))
+    return tasks * attempts
 
 
 def _read(path: Path) -> bytes:

@@ -99,9 +99,15 @@ def timeout_multiplier(config: Mapping[str, Any], sweep_config: Mapping[str, Any
     for key in ("agent_timeout_multiplier", "timeout_multiplier"):
         if (value := number(config.get(key))) is not None:
             return value
-    for source in (config.get("spec") or {}, sweep_config.get("spec") or {}, sweep_config):
-        if isinstance(source, Mapping) and (value := number(source.get("timeoutMultiplier"))) is not None:
-            return value
+    spec = config.get("spec") or {}
+    if isinstance(spec, Mapping) and (value := number(spec.get("timeoutMultiplier"))) is not None:
+        return value
+    # the sweep's config.json (sweep.lock.sweep_config): Harbor's key, then the spec as submitted
+    if (value := number(sweep_config.get("timeout_multiplier"))) is not None:
+        return value
+    sweep_spec = sweep_config.get("spec") or {}
+    if isinstance(sweep_spec, Mapping) and (value := number(sweep_spec.get("timeoutMultiplier"))) is not None:
+        return value
     return 1.0
 
 

@@ -76,3 +76,17 @@ def test_export_refuses_a_non_empty_directory(runner: CliRunner, store: str, tmp
     (tmp_path / "file").write_text("x")
     result = runner.invoke(app, ["sweep", "export", "mixed", str(tmp_path), "--store", store])
     assert result.exit_code == 1 and "not an empty directory" in result.stderr
+
+
+def test_planned_trials_from_the_operators_sweep_config(runner: CliRunner, tmp_path: Path) -> None:
+    from tests.unit.results.sweep_builder import TrialPlan, build_sweep
+
+    config = {"job_name": "s", "n_attempts": 2, "n_concurrent_trials": 3, "timeout_multiplier": 1.0,
+              "datasets": [{"name": "builtin", "tasks": ["hello-file", "user-mention"]}], "spec": {"attempts": 2}}  # fmt: skip
+    store = build_sweep(tmp_path / "store", "s", [TrialPlan("hello-file", 1)], sweep_config=config)
+    assert (
+        runner.invoke(app, ["sweep", "export", "s", str(tmp_path / "job"), "--store", store]).exit_code == 0
+    )
+    job = json.loads((tmp_path / "job" / "result.json").read_text())
+    assert job["n_total_trials"] == 4 and job["stats"]["n_pending_trials"] == 3 and job["finished_at"] is None
+    assert json.loads((tmp_path / "job" / "config.json").read_text())["n_concurrent_trials"] == 3

@@ -109,3 +109,8 @@ def test_elapsed() -> None:
     assert elapsed({"started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:30.5Z"}) == 90.5
     assert elapsed({"started_at": None}) == 0.0 and elapsed(None) == 0.0
     assert elapsed({"started_at": "2026-01-01T00:01:00Z", "finished_at": "2026-01-01T00:00:00Z"}) == 0.0
+
+
+def test_timeout_multiplier_from_the_operators_sweep_config() -> None:
+    # sweep.lock.sweep_config writes Harbor's key beside the spec as submitted
+    assert timeout_multiplier({"spec": {}}, {"timeout_multiplier": 3.0, "spec": {}}) == 3.0

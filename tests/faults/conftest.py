@@ -97,3 +97,36 @@ def private_s3() -> Iterator[PrivateService]:
         subprocess.run(["bash", str(ROOT / "hack" / "s3.sh"), "down"], env=service._env(), capture_output=True,
                        stdin=subprocess.DEVNULL)
         shutil.rmtree(service.run, ignore_errors=True)
+
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+def operator_args(namespace: str) -> list[str]:
+    """kopf's own CLI arguments for one in-process operator scoped to the test's namespace."""
+    return ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
+
+
+async def list_trials(kube, namespace: str) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
+    from buzz_operator.api.common import GROUP, VERSION
+
+    listed = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials")
+    return list(listed["items"])
+
+
+def settled(trial: dict) -> bool:  # type: ignore[type-arg]
+    status = trial.get("status") or {}
+    return status.get("phase") in TERMINAL and any(c["type"] == "Released" for c in status.get("conditions", []))
+
+
+async def wait_for(predicate, timeout_s: float, what: str, poll: float = 1.0):  # type: ignore[no-untyped-def]
+    """Await `predicate()` (a coroutine function) until it returns something truthy."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := await predicate():
+            return value
+        await asyncio.sleep(poll)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")

@@ -119,6 +119,23 @@ def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> 
     }
 
 
+def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> dict[str, Any]:
+    """The task image kept alive for exec, with /logs and the given mounts."""
+    return {
+        "name": "task",
+        "image": spec.image,
+        "imagePullPolicy": spec.image_pull_policy.value,
+        "command": ["sh", "-c", KEEPALIVE],
+        "resources": task_resources(spec.resources),
+        "securityContext": {
+            "privileged": False,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
+        },
+        "volumeMounts": [*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
+    }
+
+
 def build_trial_pod(
     *,
     trial_name: str,
@@ -156,19 +173,7 @@ def build_trial_pod(
             }
         ],
         "containers": [
-            {
-                "name": "task",
-                "image": spec.image,
-                "imagePullPolicy": pull,
-                "command": ["sh", "-c", KEEPALIVE],
-                "resources": task_resources(spec.resources),
-                "securityContext": {
-                    "privileged": False,
-                    "allowPrivilegeEscalation": False,
-                    "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
-                },
-                "volumeMounts": [stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
-            },
+            task_container(spec, [stack_mount]),
             {
                 "name": "forwarder",
                 "image": spec.operator_image,
@@ -208,28 +213,13 @@ def build_grading_pod(
 ) -> dict[str, Any]:
     """A pod for re-running the verifier on recorded evidence: the task image alone, kept alive
     for exec like the trial pod's `task` container, with no agents, no relay and no Secret."""
-    pull = spec.image_pull_policy.value
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": 5,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [
-            {
-                "name": "task",
-                "image": spec.image,
-                "imagePullPolicy": pull,
-                "command": ["sh", "-c", KEEPALIVE],
-                "resources": task_resources(spec.resources),
-                "securityContext": {
-                    "privileged": False,
-                    "allowPrivilegeEscalation": False,
-                    "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
-                },
-                "volumeMounts": [{"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
-            }
-        ],
+        "containers": [task_container(spec, [])],
         "volumes": [{"name": LOGS_VOLUME, "emptyDir": {}}],
     }
     if spec.runtime_class_name:

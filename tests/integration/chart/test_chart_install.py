@@ -1,0 +1,394 @@
+"""The chart on the local stack, as a user would run it: `helm install` into a fresh namespace
+with the dev relay (Postgres on the host, reached by DSN: the local stack has no postgres image
+and no cluster DNS), a sample oracle sweep through the in-cluster operator, `helm upgrade`
+with a changed value while a trial runs, metrics and Events checked against the status, RBAC
+checked against every API request the operator made, and `helm uninstall` leaving nothing.
+
+One module-scoped run (a sweep costs tens of seconds); the tests then read what it recorded.
+NetworkPolicy: the local stack's bridge CNI enforces none (test_network_policy.py probes it),
+so the trial policy is checked as rendered (tests/unit/chart) and as accepted by the apiserver.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.integration.chart.conftest import (
+    CHART,
+    apply,
+    condition_objects,
+    kubectl,
+    kubectl_json,
+    sample_sweep,
+)
+from tests.unit.chart.chartlib import granted, render, restricted_violations
+
+SWEEP = "chart-oracle"
+TASKS = ["hello-file"]
+TTL_S = 20
+# Granted but not exercised on Kubernetes 1.20: from 1.30 on (KEP-4006) exec over websockets is
+# authorized as `create` on pods/exec, where 1.20 authorizes the same request as `get`.
+UNEXERCISED = {("", "pods/exec", "create")}
+# what kopf needs on a cluster-wide install instead of namespaces list/watch: nothing extra
+PHASES = [
+    "Admitted",
+    "Provisioning",
+    "Launching",
+    "Running",
+    "Collecting",
+    "Grading",
+    "Bundling",
+    "Succeeded",
+]
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+@dataclass
+class Run:
+    namespace: str
+    release: str
+    fullname: str
+    install_out: str = ""
+    secrets: list[str] = field(default_factory=list)
+    operator_pods: list[dict[str, Any]] = field(default_factory=list)
+    trial_pod: dict[str, Any] | None = None
+    upgraded_during: str = ""
+    sweep: dict[str, Any] = field(default_factory=dict)
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    metrics_at_complete: Samples = field(default_factory=dict)
+    api_calls: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
+    resumed_patches: float = 0.0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    sweep_events: list[dict[str, Any]] = field(default_factory=list)
+    rendered: list[dict[str, Any]] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)
+
+
+def wait_for(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+def scrape(namespace: str, fullname: str) -> Samples:
+    """/metrics through the metrics Service's ClusterIP (kube-proxy serves it to the host too)."""
+    ip = kubectl("-n", namespace, "get", "service", f"{fullname}-metrics", "-o", "jsonpath={.spec.clusterIP}")
+    last: Exception | None = None
+    for _ in range(30):
+        try:
+            with urllib.request.urlopen(f"http://{ip}:9090/metrics", timeout=5) as response:
+                text = response.read().decode()
+            break
+        except OSError as error:  # the Service's endpoints follow the pod's readiness
+            last = error
+            time.sleep(1)
+    else:
+        raise AssertionError(f"metrics of {fullname} not reachable: {last}")
+    out: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def api_calls(samples: Samples) -> dict[tuple[str, str, str, str], float]:
+    calls = {}
+    for (name, labels), value in samples.items():
+        if name == "buzz_kube_api_requests_total":
+            d = dict(labels)
+            group = "" if d["group"] == "core" else d["group"]
+            calls[(group, d["resource"], d["verb"], d["code"])] = value
+    return calls
+
+
+def merge(a: dict[Any, float], b: dict[Any, float]) -> dict[Any, float]:
+    return {k: a.get(k, 0.0) + b.get(k, 0.0) for k in a.keys() | b.keys()}
+
+
+def operator_pod(namespace: str, release: str) -> dict[str, Any] | None:
+    selector = f"app.kubernetes.io/instance={release},app.kubernetes.io/component=operator"
+    pods = kubectl_json("-n", namespace, "get", "pods", "-l", selector)["items"]
+    ready = [
+        p
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp")
+        and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+    ]
+    return ready[0] if len(ready) == 1 else None
+
+
+def helm_cmd(helm: Path, *args: str) -> str:
+    done = subprocess.run(
+        [str(helm), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, env={**os.environ}
+    )
+    assert done.returncode == 0, f"helm {' '.join(args)}: {done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def complete(sweep: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "Complete" and c["status"] == "True"
+        for c in (sweep.get("status") or {}).get("conditions", [])
+    )
+
+
+@pytest.fixture(scope="module")
+def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Run:
+    ns = chart_namespace
+    release = f"bz{secrets.token_hex(3)}"
+    r = Run(namespace=ns, release=release, fullname=f"{release}-buzz-operator")
+    api_key = f"standin-{secrets.token_hex(16)}"
+    apply(ns, *condition_objects(api_key))
+    r.values = [
+        "--set",
+        "devRelay.enabled=true",
+        "--set-string",
+        f"devRelay.databaseURL={relay_dsn}",
+        "--set",
+        "operator.sweepIntervalSeconds=2",
+        "--set",
+        "image.pullPolicy=Never",
+    ]
+    r.rendered = render(
+        release=release, namespace=ns, values={"devRelay": {"enabled": True, "databaseURL": relay_dsn}}
+    )
+    r.install_out = helm_cmd(
+        helm, "install", release, str(CHART), "-n", ns, *r.values, "--wait", "--timeout", "180s"
+    )
+    relay_secret = kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
+    import base64
+
+    r.secrets = [api_key, *(base64.b64decode(v).decode() for v in relay_secret.values())]
+    first = wait_for(lambda: operator_pod(ns, release), 120, "the operator pod to be Ready")
+    r.operator_pods.append(first)
+
+    apply(ns, sample_sweep(SWEEP, r.fullname, tasks=TASKS, ttl_s=TTL_S))
+
+    def trial_in_flight() -> dict[str, Any] | None:
+        items = kubectl_json("-n", ns, "get", "buzztrials")["items"]
+        live = [t for t in items if (t.get("status") or {}).get("phase") in ("Launching", "Running")]
+        return live[0] if live and (live[0].get("status") or {}).get("pod") else None
+
+    trial = wait_for(trial_in_flight, 240, "a trial to be Launching/Running")
+    r.trial_pod = kubectl_json("-n", ns, "get", "pod", trial["status"]["pod"])
+    before = scrape(ns, r.fullname)
+    r.upgraded_during = trial["status"]["phase"]
+    # a changed value while the trial runs: Recreate stops the old operator, the new one resumes
+    helm_cmd(
+        helm,
+        "upgrade",
+        release,
+        str(CHART),
+        "-n",
+        ns,
+        *r.values,
+        "--set",
+        "operator.sweepIntervalSeconds=3",
+        "--wait",
+        "--timeout",
+        "180s",
+    )
+    second = wait_for(
+        lambda: (p := operator_pod(ns, release)) and p["metadata"]["uid"] != first["metadata"]["uid"] and p,
+        120,
+        "the upgraded operator pod",
+    )
+    r.operator_pods.append(second)
+
+    def finished() -> dict[str, Any] | None:
+        sweep = kubectl_json("-n", ns, "get", "buzzsweep", SWEEP)
+        return sweep if complete(sweep) else None
+
+    r.sweep = wait_for(finished, 300, "the sweep to complete")
+    r.trials = kubectl_json("-n", ns, "get", "buzztrials")["items"]
+    time.sleep(4)  # one more sweep tick so the gauges hold the final status
+    r.metrics_at_complete = scrape(ns, r.fullname)
+    r.events = [
+        e
+        for e in kubectl_json("-n", ns, "get", "events")["items"]
+        if e["involvedObject"].get("kind") == "BuzzTrial"
+    ]
+    r.sweep_events = [
+        e
+        for e in kubectl_json("-n", ns, "get", "events")["items"]
+        if e["involvedObject"].get("kind") == "BuzzSweep"
+    ]
+    # ttlSecondsAfterFinished deletes the sweep; its trials follow (their finalizer released)
+    wait_for(
+        lambda: not kubectl("-n", ns, "get", "buzzsweeps,buzztrials", "-o", "name").strip(),
+        TTL_S + 120,
+        "the finished sweep and its trials to be deleted by their TTL",
+    )
+    time.sleep(2)
+    after = scrape(ns, r.fullname)
+    r.resumed_patches = sum(
+        v
+        for (g, res, verb, _), v in api_calls(after).items()
+        if (res, verb) == ("buzztrials/status", "patch")
+    )
+    r.api_calls = merge(api_calls(before), api_calls(after))
+    return r
+
+
+def test_install_prints_notes_naming_the_relay_refs(run: Run) -> None:
+    assert "Submit a first sweep" in run.install_out
+    assert f"ownerKeySecretRef: {{name: {run.fullname}-dev-relay, key: owner-key}}" in run.install_out
+
+
+def test_sample_sweep_completes_through_the_in_cluster_operator(run: Run) -> None:
+    status = run.sweep["status"]
+    assert (status["total"], status["succeeded"]) == (len(TASKS), len(TASKS)), status
+    assert status.get("meanReward") == 1.0
+    assert [t["status"]["phase"] for t in run.trials] == ["Succeeded"] * len(TASKS)
+    assert all(
+        t["status"]["bundleURL"].startswith("file:///var/lib/buzz-operator/bundles/") for t in run.trials
+    )
+
+
+def test_upgrade_rolled_the_operator_and_the_running_trial_went_on(run: Run) -> None:
+    old, new = run.operator_pods
+    assert old["metadata"]["uid"] != new["metadata"]["uid"]
+    env = {e["name"]: e.get("value") for e in new["spec"]["containers"][0]["env"]}
+    assert env["BUZZ_SWEEP_INTERVAL_S"] == "3"
+    assert run.upgraded_during in ("Launching", "Running")
+    # the new operator wrote the trial's later phases: it resumed the trial, nothing restarted it
+    assert run.resumed_patches > 0
+    [trial] = run.trials
+    assert trial["status"].get("retries", 0) == 0 and not trial["status"].get("attempts")
+
+
+def test_metrics_show_what_the_sweep_status_shows(run: Run) -> None:
+    m, status = run.metrics_at_complete, run.sweep["status"]
+    key = (("namespace", run.namespace), ("sweep", SWEEP))
+
+    def gauge(name: str, **labels: str) -> float:
+        return m[(name, tuple(sorted((*key, *labels.items()))))]
+
+    for state in ("pending", "running", "succeeded", "failed", "broken", "total"):
+        assert gauge("buzz_sweep_trials", state=state) == status.get(state, 0), state
+    for bound in ("floor", "ceiling"):
+        assert gauge("buzz_sweep_cost_usd", bound=bound) == pytest.approx(status["costUSD"][bound])
+    assert gauge("buzz_trials", state="succeeded", outcome="ok") == status["succeeded"]
+    tokens = {
+        d: sum(
+            v for (n, labels), v in m.items() if n == "buzz_trial_tokens" and dict(labels)["direction"] == d
+        )
+        for d in ("input", "output")
+    }
+    assert tokens == {d: sum(t["status"]["tokens"][d] for t in run.trials) for d in ("input", "output")}
+    assert tokens["input"] > 0
+    cost = sum(
+        v for (n, labels), v in m.items() if n == "buzz_trial_cost_usd" and dict(labels)["bound"] == "floor"
+    )
+    assert cost == pytest.approx(status["costUSD"]["floor"])
+    durations = {
+        dict(labels)["phase"]
+        for (n, labels), v in m.items()
+        if n == "buzz_trial_phase_duration_seconds_count" and v > 0
+    }
+    assert {"Collecting", "Grading", "Bundling"} <= durations  # the new operator saw these phases end
+
+
+def test_events_tell_one_trials_story_without_secrets(run: Run) -> None:
+    [trial] = run.trials
+    mine = sorted(
+        (e for e in run.events if e["involvedObject"]["name"] == trial["metadata"]["name"]),
+        key=lambda e: (
+            e.get("firstTimestamp") or e.get("eventTime") or "",
+            e["metadata"]["creationTimestamp"],
+        ),
+    )
+    reasons = [e["reason"] for e in mine]
+    assert set(PHASES) <= set(reasons), reasons
+    assert reasons.index("Admitted") < reasons.index("Provisioning") < reasons.index("Succeeded")
+    [done] = [e for e in mine if e["reason"] == "Succeeded"]
+    assert trial["status"]["bundleURL"] in done["message"] and "reward 1" in done["message"]
+    text = " ".join(e["message"] for e in [*run.events, *run.sweep_events])
+    assert not [s[:6] for s in run.secrets if s and s in text]
+    assert {"SpecValid", "AllTrialsFinished"} <= {e["reason"] for e in run.sweep_events}
+
+
+def test_rbac_every_call_was_allowed_and_every_grant_was_used(run: Run) -> None:
+    refused = {k: v for k, v in run.api_calls.items() if k[3] in ("401", "403")}
+    assert not refused, refused
+    used = {(g, res, verb) for g, res, verb, code in run.api_calls if code != "error"}
+    grants = granted(run.rendered)
+    assert used - grants == set(), f"calls the chart does not grant: {used - grants}"
+    assert grants - used == UNEXERCISED, f"grants never used: {grants - used - UNEXERCISED}"
+
+
+def test_operator_pod_passes_the_restricted_profile_as_admitted(run: Run) -> None:
+    for pod in run.operator_pods:
+        assert restricted_violations(pod["spec"]) == [], pod["metadata"]["name"]
+
+
+def test_trial_pod_has_no_token_privilege_or_host_access(run: Run) -> None:
+    assert run.trial_pod is not None
+    spec = run.trial_pod["spec"]
+    assert spec.get("automountServiceAccountToken") is False
+    assert not any(spec.get(k) for k in ("hostNetwork", "hostPID", "hostIPC"))
+    assert not [v for v in spec.get("volumes", []) if "hostPath" in v]
+    assert not [
+        m for c in spec["containers"] for m in c.get("volumeMounts", []) if "serviceaccount" in m["mountPath"]
+    ]
+    containers = [*spec.get("initContainers", []), *spec["containers"]]
+    assert not [c["name"] for c in containers if (c.get("securityContext") or {}).get("privileged")]
+    # everything but the task container (untrusted images often need root: baseline) is restricted
+    for c in containers:
+        if c["name"] != "task":
+            sc = c.get("securityContext") or {}
+            assert sc.get("allowPrivilegeEscalation") is False and "ALL" in sc["capabilities"]["drop"], c[
+                "name"
+            ]
+    labels = run.trial_pod["metadata"]["labels"]
+    [policy] = [d for d in run.rendered if d["kind"] == "NetworkPolicy"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+
+
+def test_uninstall_leaves_nothing_behind(run: Run, helm: Path) -> None:
+    ns, release = run.namespace, run.release
+    helm_cmd(helm, "uninstall", release, "-n", ns, "--wait", "--timeout", "120s")
+    selector = f"app.kubernetes.io/instance={release}"
+
+    def leftovers() -> str:
+        namespaced = kubectl(
+            "-n",
+            ns,
+            "get",
+            "deploy,rs,pods,svc,endpoints,secrets,configmaps,serviceaccounts,"
+            "roles,rolebindings,networkpolicies",
+            "-l",
+            selector,
+            "-o",
+            "name",
+        )
+        cluster = kubectl("get", "clusterroles,clusterrolebindings", "-l", selector, "-o", "name")
+        made = kubectl(
+            "-n", ns, "get", "pods,secrets", "-l", "app.kubernetes.io/managed-by=buzz-operator", "-o", "name"
+        )
+        crs = kubectl("-n", ns, "get", "buzzsweeps,buzztrials", "-o", "name")
+        helm_state = [
+            s for s in kubectl("-n", ns, "get", "secrets", "-o", "name").split() if "sh.helm.release" in s
+        ]
+        return "\n".join(x for x in (namespaced, cluster, made, crs, *helm_state) if x.strip())
+
+    deadline = time.monotonic() + 120
+    while (left := leftovers()) and time.monotonic() < deadline:
+        time.sleep(2)
+    assert not left, left
+    # CRDs stay (Helm never deletes crds/); they are cluster API, not release objects
+    assert kubectl("get", "crd", "buzzsweeps.bench.buzz.dev", "-o", "name").strip()

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 import typer
 
 from buzz_operator.cli.exits import fail, unreachable
-from buzz_operator.results.files import CONFIG, split_trial_key
-from buzz_operator.results.trial import load_json
+from buzz_operator.results.files import CONFIG, fallback_needs, split_trial_key
+from buzz_operator.results.trial import load_json, needs_fallback
 from buzz_operator.storage import InvalidKey, ObjectNotFound, ObjectStore, StorageError, StorageUnavailable
 from buzz_operator.storage.url import open_store
 
@@ -88,24 +88,41 @@ async def load_sweep(
     if not rel_keys:
         fail(f"no bundles for sweep {sweep!r} under {store.url}")
     trials: dict[str, dict[str, bytes]] = {}
-    needed: list[str] = []
+    present: dict[str, list[str]] = {}
+    needed: list[str] = [CONFIG] if CONFIG in rel_keys else []
     for rel in rel_keys:
         split = split_trial_key(rel)
         if split is None:
             continue
         trial, path = split
         trials.setdefault(trial, {})
+        present.setdefault(trial, []).append(path)
         if wanted(path):
             needed.append(rel)
-    if CONFIG in rel_keys:
-        needed.append(CONFIG)
-    blobs = await guarded(f"reading {store.url}/{sweep}", fetch(store, [f"{sweep}/{rel}" for rel in needed]))
+    sweep_config = await _read_into(store, sweep, needed, trials)
+    # a trial that died before naming its condition: read the bundle's manifest.json as well
+    fallback = [
+        f"{trial}/{path}"
+        for trial, files in trials.items()
+        if needs_fallback(files)
+        for path in present[trial]
+        if fallback_needs(path)
+    ]
+    if fallback:
+        await _read_into(store, sweep, fallback, trials)
+    return trials, sweep_config
+
+
+async def _read_into(
+    store: ObjectStore, sweep: str, rels: list[str], trials: dict[str, dict[str, bytes]]
+) -> dict[str, Any]:
+    """Fetch sweep-relative keys into ``trials``; the sweep's config.json if it was among them."""
+    blobs = await guarded(f"reading {store.url}/{sweep}", fetch(store, [f"{sweep}/{rel}" for rel in rels]))
     sweep_config: dict[str, Any] = {}
     for key, data in blobs.items():
-        rel = key[len(sweep) + 1 :]
-        split = split_trial_key(rel)
+        split = split_trial_key(key[len(sweep) + 1 :])
         if split is None:
             sweep_config = load_json(data)
         else:
             trials[split[0]][split[1]] = data
-    return trials, sweep_config
+    return sweep_config

@@ -29,15 +29,14 @@ def is_agent_log(rel: str) -> bool:
 
 
 def summary_needs(rel: str) -> bool:
-    """Whether the summary reads the trial file at relative path ``rel``."""
-    return rel in (
-        RESULT,
-        CONFIG,
-        BUNDLE_SUMMARY,
-        BUNDLE_MANIFEST,
-        ENDPOINTS,
-        VERIFIER_STDOUT,
-    ) or is_agent_log(rel)
+    """Whether the summary reads the trial file at relative path ``rel``. The bundle's
+    manifest.json is only a fallback for the condition's identity: see ``fallback_needs``."""
+    return rel in (RESULT, CONFIG, BUNDLE_SUMMARY, VERIFIER_STDOUT) or is_agent_log(rel)
+
+
+def fallback_needs(rel: str) -> bool:
+    """Files read only for a committed trial that neither result.json nor summary.json names."""
+    return rel == BUNDLE_MANIFEST
 
 
 def split_trial_key(rel_to_sweep: str) -> tuple[str, str] | None:

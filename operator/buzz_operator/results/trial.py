@@ -140,6 +140,15 @@ def _identity(
     return None
 
 
+def needs_fallback(trial_files: Mapping[str, bytes]) -> bool:
+    """A committed trial whose result.json and bundle summary.json do not name its condition:
+    its identity must come from the bundle's manifest.json (files.fallback_needs)."""
+    if F.RESULT not in trial_files:
+        return False
+    metadata = (load_json(trial_files[F.RESULT]).get("agent_result") or {}).get("metadata") or {}
+    return not metadata.get("condition") and not load_json(trial_files.get(F.BUNDLE_SUMMARY)).get("condition")
+
+
 def read_trial(
     name: str, trial_files: Mapping[str, bytes], sweep_config: Mapping[str, Any] | None = None
 ) -> TrialRecord | None:

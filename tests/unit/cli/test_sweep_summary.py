@@ -109,3 +109,13 @@ def test_exit_codes_are_in_the_help(runner: CliRunner) -> None:
     ):
         text = " ".join(runner.invoke(app, argv).stdout.split())
         assert "0 ok; 1 user error" in text and "2 cluster or object store unreachable" in text, argv
+
+
+def test_a_trial_without_metadata_or_summary_is_named_by_its_manifest(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    build_sweep(tmp_path, "lost", [TrialPlan("hello-file", 1, no_agent_result=True)])
+    (tmp_path / "lost" / "hello-file-1" / "agent" / "buzz" / "summary.json").unlink()
+    code, out, _ = summary(runner, "lost", "--store", tmp_path.as_uri(), "-o", "json")
+    (row,) = json.loads(out)["conditions"]
+    assert code == 0 and row["condition"] == "standin-team" and row["n"] == 1

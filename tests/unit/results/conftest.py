@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.results import summarize_sweep, summary_needs
-from buzz_operator.results.files import split_trial_key
+from buzz_operator.results.files import fallback_needs, split_trial_key
 from buzz_operator.results.summary import SweepSummary
 from buzz_operator.storage import FileStore
 
@@ -16,7 +16,7 @@ from tests.unit.results.sweep_builder import MIXED, build_sweep
 
 
 def read_sweep_files(
-    root: Path, sweep: str, wanted=summary_needs
+    root: Path, sweep: str, wanted=lambda p: summary_needs(p) or fallback_needs(p)
 ) -> tuple[dict[str, dict[str, bytes]], dict]:
     """What the CLI fetches: the wanted files of every trial dir, read through the FileStore."""
     store = FileStore(root)

@@ -1,0 +1,75 @@
+"""buzzctl's results path: a sweep's bundles read from a file:// store into the summary rows, the
+JSON document, and the HTML report — what `buzzctl sweep summary` and `buzzctl report` do.
+
+The sweep is built with the project's own ledger and storage code (tests/unit/results/
+sweep_builder.py, every flag of the seed summariser present), then its trial dirs are
+replicated to N trials. Prints the median and spread over 5 runs of each step.
+
+Run: ``.venv/bin/python bench/results.py [--trials N]`` (default 1000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "operator"))
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from buzz_operator.cli.sweep_results import load_summary  # noqa: E402
+from buzz_operator.results import caveats, render_report, summary_document  # noqa: E402
+from figures import INFO, LOWER, Figure, record  # noqa: E402
+
+from tests.unit.results.sweep_builder import MIXED, build_sweep  # noqa: E402
+
+RUNS = 5
+# A person waits for this: a thousand-trial sweep should summarise in about a second from local disk
+TARGET_SUMMARY_MS = 1500.0
+
+
+def replicate(root: Path, sweep: str, trials: int) -> None:
+    base = sorted(p for p in (root / sweep).iterdir() if p.is_dir())
+    for i in range(trials - len(base)):
+        source = base[i % len(base)]
+        shutil.copytree(source, root / sweep / f"{source.name}-r{i}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="buzz-bench-results-") as tmp:
+        root = Path(tmp)
+        url = build_sweep(root, "bench", MIXED, sweep_config={"spec": {"attempts": 3}})
+        replicate(root, "bench", args.trials)
+        load_ms, doc_ms, report_ms = [], [], []
+        for _ in range(RUNS):
+            began = time.perf_counter()
+            loaded = asyncio.run(load_summary("bench", url, "default"))
+            load_ms.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            document = summary_document(
+                loaded.summary, loaded.store_url, with_failures=True, with_trials=True
+            )
+            doc_ms.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            render_report(document, caveats(loaded.summary.rows))
+            report_ms.append((time.perf_counter() - began) * 1000)
+        n = len(loaded.summary.trials) + len(loaded.summary.unfinished)
+    summary = record(
+        Figure(f"results: read+summarise {n} trials (file://)", "ms", load_ms, LOWER, TARGET_SUMMARY_MS)
+    )
+    record(Figure(f"results: summary document, {n} trials", "ms", doc_ms, INFO))
+    record(Figure(f"results: HTML report, {n} trials", "ms", report_ms, INFO))
+    return 0 if summary.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

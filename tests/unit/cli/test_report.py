@@ -13,7 +13,7 @@ def test_report_file(runner: CliRunner, store: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", "mixed", "--html", str(page), "--store", store])
     assert result.exit_code == 0, result.stderr
     text = page.read_text()
-    assert "Plotly.newPlot" in text and text.count(f"<a href=\"{store}/mixed/") == 7
+    assert "Plotly.newPlot" in text and text.count(f'<a href="{store}/mixed/') == 7
     assert result.stdout.startswith(f"report for sweep mixed: {page} (7 trials")
 
 

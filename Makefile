@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-integration test-e2e faults \
-        cluster-up cluster-down cluster-status services images crds bench demo clean
+        cluster-up cluster-down cluster-status services images crds bench demo clean chart kind-up
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -66,6 +66,15 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 
 bench: install cluster-up services ## performance benchmarks, then one table: figure, target, median and spread, pass/miss
 	@$(PY) bench/run.py
+
+chart: install ## helm lint and template of charts/buzz-operator (default and ci/ values); helm from hack/helm.sh
+	@H=$$(bash hack/helm.sh)/helm; $$H lint --strict charts/buzz-operator \
+	  && for f in charts/buzz-operator/ci/*.yaml; do $$H lint --strict charts/buzz-operator -f $$f || exit 1; \
+	     $$H template buzz charts/buzz-operator -f $$f >/dev/null || exit 1; done \
+	  && $$H template buzz charts/buzz-operator >/dev/null && echo "chart: lint and template ok"
+
+kind-up: install ## kind cluster (NetworkPolicy enforced), images loaded, chart with the self-contained values, sample sweep (needs Docker)
+	@bash hack/kind-up.sh
 
 demo: ## the local stack, the operator and the sample sweeps of the buzz-native tasks; prints the results
 	@bash hack/demo.sh

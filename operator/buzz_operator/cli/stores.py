@@ -18,7 +18,15 @@ import typer
 from buzz_operator.cli.exits import fail, unreachable
 from buzz_operator.results.files import CONFIG, fallback_needs, split_trial_key
 from buzz_operator.results.trial import load_json, needs_fallback
-from buzz_operator.storage import InvalidKey, ObjectNotFound, ObjectStore, StorageError, StorageUnavailable
+from buzz_operator.storage import (
+    FileStore,
+    InvalidKey,
+    ObjectNotFound,
+    ObjectStore,
+    StorageError,
+    StorageUnavailable,
+    validate_key,
+)
 from buzz_operator.storage.url import open_store
 
 STORE_ENV = "BUZZCTL_STORE"
@@ -59,7 +67,23 @@ async def guarded(what: str, coro: Any) -> Any:
         unreachable(f"{what}: {error}")
 
 
+def _read_local(store: FileStore, keys: list[str]) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for key in keys:
+        try:
+            found[key] = (store.root / validate_key(key)).read_bytes()
+        except FileNotFoundError:
+            raise ObjectNotFound(key) from None
+        except OSError as error:
+            raise StorageError(f"file store get {key!r} under {store.root}: {error}") from error
+    return found
+
+
 async def fetch(store: ObjectStore, keys: list[str]) -> dict[str, bytes]:
+    """Every key's bytes. A local store is read in one worker thread: a summary reads thousands
+    of small files, and a thread hop per file would cost more than the reads themselves."""
+    if isinstance(store, FileStore):
+        return await asyncio.to_thread(_read_local, store, keys)
     gate = asyncio.Semaphore(FETCH_CONCURRENCY)
 
     async def one(key: str) -> tuple[str, bytes]:

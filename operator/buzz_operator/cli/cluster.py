@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-import typer
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import ConfigException
 
@@ -20,18 +19,12 @@ from buzz_operator.cli.exits import fail, unreachable
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.sweep.runtime_inputs import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
 
-NAMESPACE_ENV = "BUZZCTL_NAMESPACE"
 SWEEPS = "buzzsweeps"
 TRIALS = "buzztrials"
 # A CLI must not hang on a dead API server: every request gets this long
 REQUEST_TIMEOUT = 15.0
 
 T = TypeVar("T")
-
-NamespaceOption = Annotated[
-    str,
-    typer.Option("--namespace", "-n", envvar=NAMESPACE_ENV, help="Namespace of the sweep."),
-]
 
 
 async def with_kube(work: Callable[[Kube], Awaitable[T]]) -> T:
@@ -103,7 +96,3 @@ async def sweep_store_url(namespace: str, sweep: str) -> str:
     body = await with_kube(lambda kube: get_sweep(kube, namespace, sweep))
     url = ((body.get("spec") or {}).get("storage") or {}).get("url")
     return str(url or os.environ.get(STORAGE_URL_ENV) or DEFAULT_STORAGE_URL)
-
-
-def default_namespace() -> str:
-    return os.environ.get(NAMESPACE_ENV) or "default"

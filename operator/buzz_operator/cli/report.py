@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from buzz_operator.cli.cluster import NamespaceOption
 from buzz_operator.cli.exits import fail
+from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.stores import StoreOption
 from buzz_operator.cli.sweep_results import load_summary
 from buzz_operator.results import caveats, render_report, summary_document

@@ -15,15 +15,13 @@ from typing import Annotated
 import typer
 
 from buzz_operator.cli import export as export_io
-from buzz_operator.cli.apply import apply_objects
-from buzz_operator.cli.cluster import NamespaceOption
 from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import StoreOption
 from buzz_operator.cli.summary_table import render as render_summary
 from buzz_operator.cli.sweep_new import SweepNewError, SweepRequest, build, render
 from buzz_operator.cli.sweep_results import load_summary
-from buzz_operator.cli.sweep_watch import watch as watch_sweep
 from buzz_operator.condition import ConditionError
 from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summary_document
 
@@ -83,6 +81,8 @@ def new(
     except (ConditionError, SweepNewError) as error:
         fail(str(error))
     if apply:
+        from buzz_operator.cli.apply import apply_objects  # the Kubernetes client: only when it is used
+
         created = asyncio.run(apply_objects(namespace, objects))
         for line in created:
             typer.echo(line)
@@ -106,6 +106,8 @@ def watch(
 ) -> None:
     """Live progress: trials by state, running trials with phase and age, cost against the
     budget, and why trials wait. Ends when the sweep is Complete or Failed."""
+    from buzz_operator.cli.sweep_watch import watch as watch_sweep  # the Kubernetes client: only here
+
     asyncio.run(watch_sweep(namespace, name, interval=interval, once=once))
 
 

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from buzz_operator.cli.cluster import sweep_store_url
 from buzz_operator.cli.stores import load_sweep, store_for
 from buzz_operator.results import SweepSummary, summarize_sweep, summary_needs
 from buzz_operator.storage import ObjectStore
@@ -25,7 +24,11 @@ class LoadedSweep:
 async def load_summary(
     name: str, store_url: str | None, namespace: str, wanted: Callable[[str], bool] = summary_needs
 ) -> LoadedSweep:
-    url = store_url or await sweep_store_url(namespace, name)
+    if store_url is None:
+        from buzz_operator.cli.cluster import sweep_store_url  # the Kubernetes client: only without --store
+
+        store_url = await sweep_store_url(namespace, name)
+    url = store_url
     store = store_for(url)
     trials, config = await load_sweep(store, name, wanted)
     return LoadedSweep(store, store.url, summarize_sweep(name, trials, config), trials, config)

@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
-from buzz_operator.cli.cluster import NamespaceOption, get_trial, sweep_store_url, with_kube
 from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.stores import StoreOption, guarded, store_for
 from buzz_operator.results import render_thread
 from buzz_operator.results.files import AGENT_DIR, EVIDENCE, TRANSCRIPT, is_agent_log
@@ -34,15 +34,19 @@ async def _locate(
     trial: str, sweep: str | None, store: str | None, namespace: str
 ) -> tuple[ObjectStore, str]:
     """(store, key prefix of the trial's bundle); a trial with no bundle there is a user error."""
-    if sweep is None:
-        body = await with_kube(lambda kube: get_trial(kube, namespace, trial))
-        if body is None:
-            fail(
-                f"no BuzzTrial {trial!r} in namespace {namespace!r}; give --sweep and --store to read storage alone"
-            )
-        sweep = str((body.get("spec") or {}).get("sweepName"))
-    url = store or await sweep_store_url(namespace, sweep)
-    objects = store_for(url)
+    if sweep is None or store is None:
+        # the Kubernetes client is imported only when the cluster must be asked
+        from buzz_operator.cli.cluster import get_trial, sweep_store_url, with_kube
+
+        if sweep is None:
+            body = await with_kube(lambda kube: get_trial(kube, namespace, trial))
+            if body is None:
+                fail(
+                    f"no BuzzTrial {trial!r} in namespace {namespace!r}; give --sweep and --store to read storage alone"
+                )
+            sweep = str((body.get("spec") or {}).get("sweepName"))
+        store = store or await sweep_store_url(namespace, sweep)
+    objects = store_for(store)
     prefix = f"{sweep}/{trial}"
     if not await guarded(f"listing {objects.url}/{prefix}", objects.list(prefix)):
         fail(f"no bundle for trial {trial!r} of sweep {sweep!r} under {objects.url}")

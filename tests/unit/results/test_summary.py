@@ -99,3 +99,10 @@ def test_a_trial_known_only_by_its_hash_pools_with_its_siblings(tmp_path: Path) 
 def test_files_that_are_not_a_buzz_trial_are_skipped(tmp_path: Path) -> None:
     summary = summarize_sweep("s", {"other": {"result.json": b'{"trial_name": "other", "task_name": "x"}'}})
     assert summary.rows == [] and summary.skipped == ("other",)
+
+
+def test_retries_evidence_is_not_a_commit_of_the_trial() -> None:
+    # an infra-failed earlier try keeps its result.json under retries/<n>/; the trial is still running
+    retried = {"retries/1/result.json": b'{"trial_name": "t"}', "retries/1/agent/buzz/lead-1.stderr.log": b"x"}
+    summary = summarize_sweep("s", {"t": retried})
+    assert summary.unfinished == ("t",) and summary.rows == []

@@ -73,6 +73,7 @@ class Run:
     events: list[dict[str, Any]] = field(default_factory=list)
     sweep_events: list[dict[str, Any]] = field(default_factory=list)
     rendered: list[dict[str, Any]] = field(default_factory=list)
+    logs: str = ""
     values: list[str] = field(default_factory=list)
 
 
@@ -218,6 +219,7 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
     r.trials = kubectl_json("-n", ns, "get", "buzztrials")["items"]
     time.sleep(4)  # one more sweep tick so the gauges hold the final status
     r.metrics_at_complete = scrape(ns, r.fullname)
+    r.logs = kubectl("-n", ns, "logs", second["metadata"]["name"])
     r.events = [
         e
         for e in kubectl_json("-n", ns, "get", "events")["items"]
@@ -338,6 +340,19 @@ def test_events_tell_one_trials_story_without_secrets(run: Run) -> None:
     text = " ".join(e["message"] for e in [*run.events, *run.sweep_events])
     assert not [s[:6] for s in run.secrets if s and s in text]
     assert {"SpecValid", "AllTrialsFinished"} <= {e["reason"] for e in run.sweep_events}
+
+
+def test_logs_are_json_lines_naming_sweep_and_trial_without_secrets(run: Run) -> None:
+    import json
+
+    lines = [json.loads(line) for line in run.logs.splitlines() if line.strip()]
+    assert lines and all(line.get("message") is not None and line.get("severity") for line in lines)
+    [trial] = run.trials
+    assert any(
+        line.get("trial") == trial["metadata"]["name"] and line.get("sweep") == SWEEP for line in lines
+    )
+    assert any(line.get("sweep") == SWEEP and "trial" not in line for line in lines)
+    assert not [s[:6] for s in run.secrets if s and s in run.logs]
 
 
 def test_rbac_every_call_was_allowed_and_every_grant_was_used(run: Run) -> None:

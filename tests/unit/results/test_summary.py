@@ -103,6 +103,9 @@ def test_files_that_are_not_a_buzz_trial_are_skipped(tmp_path: Path) -> None:
 
 def test_retries_evidence_is_not_a_commit_of_the_trial() -> None:
     # an infra-failed earlier try keeps its result.json under retries/<n>/; the trial is still running
-    retried = {"retries/1/result.json": b'{"trial_name": "t"}', "retries/1/agent/buzz/lead-1.stderr.log": b"x"}
+    retried = {
+        "retries/1/result.json": b'{"trial_name": "t"}',
+        "retries/1/agent/buzz/lead-1.stderr.log": b"x",
+    }
     summary = summarize_sweep("s", {"t": retried})
     assert summary.unfinished == ("t",) and summary.rows == []

@@ -74,6 +74,7 @@ class Run:
     sweep_events: list[dict[str, Any]] = field(default_factory=list)
     rendered: list[dict[str, Any]] = field(default_factory=list)
     logs: str = ""
+    relay_keys_kept: bool = False
     values: list[str] = field(default_factory=list)
 
 
@@ -189,6 +190,7 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
     r.trial_pod = kubectl_json("-n", ns, "get", "pod", trial["status"]["pod"])
     before = scrape(ns, r.fullname)
     r.upgraded_during = trial["status"]["phase"]
+    relay_keys = kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
     # a changed value while the trial runs: Recreate stops the old operator, the new one resumes
     helm_cmd(
         helm,
@@ -210,6 +212,9 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         "the upgraded operator pod",
     )
     r.operator_pods.append(second)
+    r.relay_keys_kept = (
+        relay_keys == kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
+    )
 
     def finished() -> dict[str, Any] | None:
         sweep = kubectl_json("-n", ns, "get", "buzzsweep", SWEEP)
@@ -280,6 +285,7 @@ def test_upgrade_rolled_the_operator_and_the_running_trial_went_on(run: Run) -> 
     env = {e["name"]: e.get("value") for e in new["spec"]["containers"][0]["env"]}
     assert env["BUZZ_SWEEP_INTERVAL_S"] == "3"
     assert run.upgraded_during in ("Launching", "Running")
+    assert run.relay_keys_kept  # the chart's generated keys survive an upgrade (lookup)
     # the new operator wrote the trial's later phases: it resumed the trial, nothing restarted it
     assert run.resumed_patches > 0
     [trial] = run.trials

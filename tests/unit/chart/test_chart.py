@@ -287,3 +287,20 @@ def test_self_contained_secrets_carry_what_a_sweep_names() -> None:
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
     }
+
+
+def test_a_dev_relay_in_another_namespace_is_matched_with_its_namespace() -> None:
+    docs = render(
+        CLUSTER_WIDE,
+        namespace="buzz",
+        values={
+            "devRelay": {"enabled": True, "databaseURL": "postgres://u@h/d"},
+            "trialNetworkPolicy": {"namespaces": ["buzz", "team-a"], "relay": {"cidrs": [], "ports": [3600]}},
+        },
+    )
+    policies = {p["metadata"]["namespace"]: p for p in of_kind(docs, "NetworkPolicy")}
+    same = policies["buzz"]["spec"]["egress"][0]["to"][0]
+    other = policies["team-a"]["spec"]["egress"][0]["to"][0]
+    assert "namespaceSelector" not in same
+    assert other["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "buzz"}}
+    assert other["podSelector"] == same["podSelector"]

@@ -11,6 +11,12 @@ LAYER_VERSION=2.1.0
 HELM_VERSION=v3.17.3
 OUT=$CACHE/bin
 
+# parallel callers (pytest -n 2 workers) wait for one install instead of racing over the files
+mkdir -p "$OUT"
+if [ -z "${BUZZ_HELM_LOCKED:-}" ]; then
+  export BUZZ_HELM_LOCKED=1
+  exec flock "$OUT/.helm.lock" "$0" "$@"
+fi
 have() { [ -x "$OUT/helm" ] && [ -x "$OUT/kubectl" ] && "$OUT/helm" version --short 2>/dev/null | grep -q "^$HELM_VERSION"; }
 if have; then echo "$OUT"; exit 0; fi
 need_cmd unzip unzip

@@ -9,6 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
 CLUSTER=${BUZZ_KIND_CLUSTER:-buzz}
 NS=${BUZZ_KIND_NAMESPACE:-buzz}
 RELEASE=${BUZZ_KIND_RELEASE:-buzz}

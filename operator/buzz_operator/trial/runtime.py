@@ -43,6 +43,7 @@ STEPS: dict[Phase, Step] = {
 }
 # Steps without a deadline of their own in the spec (provisioning talks to relay and Postgres).
 PROVISION_S = 120.0
+TEARDOWN_RETRY_S = 5.0
 
 WriteStatus = Callable[[BuzzTrialStatus, BuzzTrialStatus], Awaitable[None]]
 
@@ -74,7 +75,12 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
     if is_terminal(status):
         if any(c.type == RELEASED for c in status.conditions):
             return status
-        await runtime_bundle.teardown(ctx, status)
+        try:
+            await runtime_bundle.teardown(ctx, status)
+        except Exception as error:  # relay or API down: stay unreleased and try again, never crash the daemon
+            log.warning("trial %s: teardown failed, retrying in %.0fs: %s", ctx.name, TEARDOWN_RETRY_S, error)
+            await asyncio.sleep(TEARDOWN_RETRY_S)
+            return status
         return released(status, now())
     if seconds_until_ready(status, now()) > 0:
         return status

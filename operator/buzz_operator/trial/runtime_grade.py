@@ -8,7 +8,7 @@ import math
 import tempfile
 from pathlib import Path
 
-from buzz_operator.api.trial import BuzzTrialStatus
+from buzz_operator.api.trial import BuzzTrialStatus, FailureClass
 from buzz_operator.condition.paths import REMOTE_EVIDENCE, REMOTE_LOGS
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting, read_rewards
@@ -16,7 +16,7 @@ from buzz_operator.ledger.verdict import verifier_output_broken
 from buzz_operator.relay.client import RelayError
 from buzz_operator.relay.evidence import dumps_evidence, export_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
-from buzz_operator.trial.failures import StepFailure
+from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import download, record, sh, upload_files
 from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of
@@ -58,7 +58,14 @@ async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str |
             completion_message_id=status.completion_message_id,
             observe_channel_names=list(ctx.task.buzz.observe_channel_names),
         )
-    except (StepFailure, OSError, RelayError, ProvisioningError, TimeoutError) as exc:
+    except StepFailure as exc:
+        if classify_reason(exc.reason) is FailureClass.INFRA:
+            raise  # relay or Postgres down (tenant lookup): an outage, retried as a step, never "broken"
+        return f"{type(exc).__name__}: {exc}"[:2000]
+    except (OSError, TimeoutError) as exc:
+        # the relay could not be reached at all: infra, not evidence the team's run failed to leave
+        raise StepFailure("RelayUnavailable", f"evidence export: {type(exc).__name__}: {exc}"[:300]) from exc
+    except (RelayError, ProvisioningError) as exc:
         return f"{type(exc).__name__}: {exc}"[:2000]
     directory, _, name = REMOTE_EVIDENCE.rpartition("/")
     await upload_files(ctx, pod, directory, {name: dumps_evidence(evidence).encode()})

@@ -20,6 +20,7 @@ from buzz_operator.condition import ExperimentManifest, plan_seats
 from buzz_operator.dev import demo
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
+from tests.integration.cli.real_bundles import check_sweep_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
@@ -125,6 +126,11 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             assert status["summaryURL"] == f"file://{store}/{name}/summary.json"
             lock = json.loads((store / name / "lock.json").read_text())
             assert sorted(lock["tasks"]) == SUITE and lock["conditionHash"] == status["conditionHash"]
+
+            # buzzctl over the same bundles, from storage alone: summary, export, report, threads
+            document = check_sweep_results(f"file://{store}", name, tmp_path / "results" / name)
+            [row] = document["conditions"]
+            assert row["n"] == len(trials) and row["pass_rate"] == pytest.approx(status["meanReward"]), (row, status)
     finally:
         for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served
             kubectl_json_quiet(namespace, name)

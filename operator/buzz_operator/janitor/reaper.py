@@ -27,6 +27,8 @@ from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay import tenant
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
+from buzz_operator.storage import StorageError
+from buzz_operator.sweep import runtime_dataset
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.trial.state import RELEASED, is_terminal
@@ -103,7 +105,7 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
     status = sweep.get("status") or {}
     planned = {t.name for t in trials}
     if status.get("conditionHash"):
-        tasks = _task_names(spec)
+        tasks = await _task_names(kube, namespace, spec)
         planned |= {p.name for p in plan_trials(name, uid, status["conditionHash"], tasks, spec.attempts)}
     ours = orphans.sweep_trial_ids(uid, planned, spec.retry.max_retries)
     archived = []
@@ -119,11 +121,13 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
     return archived
 
 
-def _task_names(spec: BuzzSweepSpec) -> list[str]:
+async def _task_names(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> list[str]:
+    """The sweep's task names, read as its reconcile reads them (any dataset source)."""
     try:
-        return [t.name for t in inputs.load_tasks(spec)[1]]
-    except (inputs.InputError, ValueError):
-        return []
+        store = await inputs.open_sweep_store(kube, namespace, spec)
+        return [t.name for t in (await runtime_dataset.load_tasks(kube, namespace, spec, store))[1]]
+    except (inputs.InputError, StorageError, ValueError):
+        return []  # trials that still exist are covered by name; the sweep's reconcile reports the rest
 
 
 async def tick(kube: Kube, sweep: Mapping[str, Any]) -> Reaped:

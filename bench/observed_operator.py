@@ -1,0 +1,162 @@
+"""The operator process bench/scale.py and bench/trial.py measure (not a benchmark of its own).
+
+`--sweep-path` (scale.py) runs buzz_operator.handlers' sweep-level path, unchanged: the same
+login and startup, the trial-summary index and the sweep reconcile timer, registered into a
+registry of their own that leaves out the per-trial daemon and delete handler, because there a
+fixture plays the trial corridor (it writes each trial's terminal status itself). Without the
+flag (trial.py) every handler of buzz_operator.handlers runs, as `buzz-operator -n NS` would.
+
+Around the handlers it only observes: every API request (both kopf and kubernetes_asyncio go
+through aiohttp, so a trace config added to every session sees each one), the process RSS
+once a second, and the wall time of each reconcile, appended as JSON lines to the stats file.
+
+    python bench/observed_operator.py NAMESPACE STATS_FILE [--sweep-path]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import kopf
+from buzz_operator import handlers
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.sweep import runtime as sweep_runtime
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+REQUESTS: Counter[str] = Counter()
+_LOCK = threading.Lock()
+
+
+def request_key(method: str, url: str) -> str:
+    """'<METHOD> <resource>[/<subresource>]' of an API path; watches are counted apart."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    if segments[:1] == ["api"]:
+        rest = segments[2:]
+    elif segments[:1] == ["apis"]:
+        rest = segments[3:]
+    else:
+        return f"{method} (discovery)"
+    if len(rest) >= 2 and rest[0] == "namespaces":
+        rest = rest[2:] or ["namespaces"]
+    resource = rest[0] if rest else "(root)"
+    if len(rest) >= 3:
+        resource += f"/{rest[2]}"
+    if method == "GET" and "watch=" in parts.query and "watch=false" not in parts.query:
+        method = "WATCH"
+    return f"{method} {resource}"
+
+
+async def _on_request_start(_: aiohttp.ClientSession, __: Any, params: aiohttp.TraceRequestStartParams) -> None:
+    with _LOCK:
+        REQUESTS[request_key(params.method, str(params.url))] += 1
+
+
+def install_request_counter() -> None:
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(_on_request_start)
+    original = aiohttp.ClientSession.__init__
+
+    def init(self: aiohttp.ClientSession, *args: Any, **kwargs: Any) -> None:
+        kwargs["trace_configs"] = [*(kwargs.get("trace_configs") or []), trace]
+        original(self, *args, **kwargs)
+
+    aiohttp.ClientSession.__init__ = init  # type: ignore[method-assign]
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Stats:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        with self.lock, self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    def sample_forever(self, stop: threading.Event) -> None:
+        while True:
+            with _LOCK:
+                requests = dict(REQUESTS)
+            self.write({"kind": "sample", "t": time.time(), "rss_mb": rss_mb(), "requests": requests})
+            if stop.wait(1.0):
+                return
+
+
+CREATING = {"ms": 0.0, "count": 0}
+
+
+def time_trial_creation() -> None:
+    """Time spent in trial creates, so a reconcile's own work can be told from the apiserver's."""
+    original = sweep_runtime._create
+
+    async def create(*args: Any, **kwargs: Any) -> None:
+        began = time.perf_counter()
+        try:
+            await original(*args, **kwargs)
+        finally:
+            CREATING["ms"] += (time.perf_counter() - began) * 1000
+            CREATING["count"] += 1
+
+    sweep_runtime._create = create
+
+
+def build_registry(stats: Stats) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    kopf.on.login(registry=registry)(handlers.login)
+    kopf.on.startup(registry=registry)(handlers.startup)
+    kopf.on.cleanup(registry=registry)(handlers.cleanup)
+    kopf.index(GROUP, VERSION, handlers.TRIALS, registry=registry, id="trial_summaries")(handlers.trial_summaries)
+
+    async def reconcile_sweep(**kwargs: Any) -> None:
+        known = len(kwargs["trial_summaries"].get(None, []))
+        creating_ms, created = CREATING["ms"], CREATING["count"]
+        began = time.perf_counter()
+        await handlers.reconcile_sweep(**kwargs)
+        stats.write({"kind": "reconcile", "t": time.time(), "sweep": kwargs["body"].metadata.name,
+                     "ms": (time.perf_counter() - began) * 1000, "create_ms": CREATING["ms"] - creating_ms,
+                     "created": CREATING["count"] - created,
+                     "known": known, "known_after": len(kwargs["trial_summaries"].get(None, []))})
+
+    kopf.timer(GROUP, VERSION, handlers.SWEEPS, interval=handlers.SWEEP_INTERVAL_S, registry=registry,
+               id="reconcile_sweep")(reconcile_sweep)
+    return registry
+
+
+def main(namespace: str, stats_path: str, sweep_path: bool) -> None:
+    # the operator's own log level: every created trial and every timer run is a line
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    install_request_counter()
+    time_trial_creation()
+    stats = Stats(Path(stats_path))
+    stop = threading.Event()
+    sampler = threading.Thread(target=stats.sample_forever, args=(stop,), daemon=True)
+    sampler.start()
+    try:
+        # handlers registered itself into kopf's default registry on import
+        registry = build_registry(stats) if sweep_path else kopf.get_default_registry()
+        asyncio.run(kopf.operator(registry=registry, standalone=True, clusterwide=False,
+                                  namespaces=[namespace], liveness_endpoint=None))
+    finally:
+        stop.set()
+        sampler.join()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], "--sweep-path" in sys.argv[3:])

@@ -1,0 +1,297 @@
+"""P2 scale: a 10,000-trial sweep through the operator's sweep path on the real apiserver.
+
+What runs for real: the operator process (bench/observed_operator.py --sweep-path: buzz_operator.handlers'
+login, startup, trial-summary index and sweep reconcile timer — planning, admission, trial
+creation, rollup, status writes) against the local Kubernetes, in a namespace of its own.
+What a fixture plays: the trial corridor. A watch sees each BuzzTrial the operator creates and
+patches its status straight to Succeeded (reward 1, a cost), as the trial daemon would at the
+end; no pod, relay or exec is involved (bench/trial.py measures that path on a real pod).
+
+Measured, over the whole run:
+* admission throughput: trials created per second, per 20 s window (median and spread);
+* operator RSS once a second: the peak, and its growth from 10 % of the trials to the end;
+* API requests and writes per trial, counted in the operator process by verb and resource;
+* the sweep status size (JSON bytes) early and at the end — it must not grow with trials;
+* reconcile latency (timer run: reconcile + status patch) early vs at the end.
+
+The trials are split over sweeps of at most 5 tasks x 1,000 attempts (the builtin dataset has 5
+tasks and spec.attempts is capped at 1,000). The namespace is deleted in the background at the
+end (the apiserver's namespace controller removes the trials by collection).
+
+    .venv/bin/python bench/scale.py                       # 10,000 trials
+    .venv/bin/python bench/scale.py --trials 1000         # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.kube import client as kube_client
+from buzz_operator.kube.client import Kube
+from kubernetes_asyncio import watch
+from kubernetes_asyncio.client.exceptions import ApiException
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from cluster import stage, sweep_body  # noqa: E402
+from figures import HIGHER, INFO, LOWER, Figure, record  # noqa: E402
+
+MERGE = "application/merge-patch+json"
+TASKS = 5
+MAX_ATTEMPTS = 1000
+WINDOW_S = 20.0
+TARGET_RATE = 20.0
+TARGET_RSS_MB = 300.0
+RSS_FLAT = 1.25  # RSS at the end over RSS at 10 % of the trials
+TARGET_WRITES = 15.0
+# Between 10 % and 90 % of the trials the counters gain digits and passAtK gains a key per
+# doubling of attempts scored (log2, at most 11 for 1,000 attempts); anything beyond is growth.
+STATUS_SLACK_BYTES = 128
+
+
+class Kubelet:
+    """Plays the trial corridor: every new BuzzTrial is patched to Succeeded by a few workers."""
+
+    def __init__(self, kube: Kube, namespace: str, workers: int = 8) -> None:
+        self.kube, self.namespace, self.workers = kube, namespace, workers
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self.created: dict[str, float] = {}  # name -> when the watch saw it
+        self.completed = 0
+
+    def _seen(self, name: str, when: float) -> None:
+        if name not in self.created:
+            self.created[name] = when
+            self.queue.put_nowait(name)
+
+    async def _relist(self) -> str:
+        listed = await self.kube.custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "buzztrials")
+        now = time.time()
+        for obj in listed["items"]:
+            self._seen(obj["metadata"]["name"], now)
+        return str(listed["metadata"]["resourceVersion"])
+
+    async def watch(self) -> None:
+        """A watch, started from a list whenever it ends or fails, so no trial is missed."""
+        while True:
+            version = await self._relist()
+            stream = watch.Watch()
+            try:
+                async for event in stream.stream(
+                    self.kube.custom.list_namespaced_custom_object, GROUP, VERSION, self.namespace, "buzztrials",
+                    resource_version=version, timeout_seconds=30,
+                ):
+                    if event["type"] == "ADDED":
+                        self._seen(event["object"]["metadata"]["name"], time.time())
+            except ApiException as exc:
+                if exc.status != 410:
+                    raise
+            finally:
+                stream.stop()
+
+    async def work(self) -> None:
+        body = {"status": {"phase": "Succeeded", "outcome": "ok", "reward": 1.0,
+                           "costUSD": {"floor": 0.01, "ceiling": 0.02}}}
+        while True:
+            name = await self.queue.get()
+            await self.kube.custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, self.namespace, "buzztrials", name, body, _content_type=MERGE)
+            self.completed += 1
+
+    def tasks(self) -> list[asyncio.Task[None]]:
+        return [asyncio.create_task(self.watch())] + [asyncio.create_task(self.work()) for _ in range(self.workers)]
+
+
+def proc_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+async def run(args: argparse.Namespace, tmp: Path) -> int:
+    sweeps = max(1, -(-args.trials // (TASKS * MAX_ATTEMPTS)))
+    attempts = args.trials // (TASKS * sweeps)
+    total = attempts * TASKS * sweeps
+    stats_path, log_path = tmp / "operator.jsonl", Path(tempfile.gettempdir()) / "bench-scale-operator.log"
+    kube = await kube_client.connect()
+    operator: subprocess.Popen[bytes] | None = None
+    fixture: list[asyncio.Task[None]] = []
+    samples: list[dict[str, Any]] = []
+    store = tmp / "store"
+    try:
+        async with stage(kube, "bench-scale") as where:
+            namespace = where.namespace
+            kubelet = Kubelet(kube, namespace)
+            fixture = kubelet.tasks()
+            env = {**os.environ, "PYTHONPATH": str(ROOT / "operator")}
+            with log_path.open("wb") as log:
+                # Popen only forks; it does not wait
+                operator = subprocess.Popen([sys.executable, str(ROOT / "bench" / "observed_operator.py"), namespace,  # noqa: ASYNC220
+                                             str(stats_path), "--sweep-path"], stdout=log, stderr=subprocess.STDOUT, env=env)
+            names = [f"scale-{i}" for i in range(sweeps)]
+            print(f"{total:,} trials: {sweeps} sweep(s) x {TASKS} tasks x {attempts} attempts, parallelism "
+                  f"{args.parallelism} each, reconcile every {os.environ.get('BUZZ_SWEEP_INTERVAL_S', '5')} s; "
+                  f"namespace {namespace}", flush=True)
+            started = time.time()
+            for name in names:
+                await kube.custom.create_namespaced_custom_object(
+                    GROUP, VERSION, namespace, "buzzsweeps",
+                    sweep_body(name, store_url=f"file://{store}", attempts=attempts, parallelism=args.parallelism))
+            deadline = started + args.timeout
+            last_print = 0.0
+            while time.time() < deadline:
+                statuses = []
+                for name in names:
+                    sweep = await kube.custom.get_namespaced_custom_object(
+                        GROUP, VERSION, namespace, "buzzsweeps", name)
+                    statuses.append(sweep.get("status") or {})
+                now = time.time()
+                samples.append({"t": now, "rss_mb": proc_rss_mb(operator.pid), "created": len(kubelet.created),
+                                "succeeded": sum(int(s.get("succeeded") or 0) for s in statuses),
+                                "status_bytes": max(len(json.dumps(s, separators=(",", ":"))) for s in statuses),
+                                "status": statuses[0]})
+                if operator.poll() is not None:
+                    raise RuntimeError(f"operator exited {operator.returncode}; log {log_path}:\n"
+                                       + log_path.read_text()[-3000:])
+                if now - last_print >= 30:
+                    last_print = now
+                    s = samples[-1]
+                    print(f"  {now - started:5.0f} s: created {s['created']:,}, succeeded {s['succeeded']:,}, "
+                          f"operator RSS {s['rss_mb']:.0f} MB, status {s['status_bytes']} B", flush=True)
+                if samples[-1]["succeeded"] >= total:
+                    break
+                await asyncio.sleep(2.0)
+            elapsed = time.time() - started
+            stop(operator)
+            for task in fixture:
+                task.cancel()
+            await asyncio.gather(*fixture, return_exceptions=True)
+    finally:
+        if operator is not None:
+            stop(operator)
+        for task in fixture:
+            task.cancel()
+        await kube.close()
+    return report(total, elapsed, kubelet.created, samples, stats_path, sweeps)
+
+
+def stop(operator: subprocess.Popen[bytes]) -> None:
+    if operator.poll() is None:
+        operator.send_signal(signal.SIGTERM)
+        try:
+            operator.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            operator.kill()
+            operator.wait()
+
+
+def windows(times: list[float], width: float) -> list[float]:
+    """Creation rate in each full window of `width` seconds between the first and last trial."""
+    if len(times) < 2:
+        return []
+    times = sorted(times)
+    start, end = times[0], times[-1]
+    rates = []
+    edge = start
+    while edge + width <= end:
+        rates.append(sum(1 for t in times if edge <= t < edge + width) / width)
+        edge += width
+    return rates
+
+
+def report(total: int, elapsed: float, created: dict[str, float], samples: list[dict[str, Any]],
+           stats_path: Path, sweeps: int) -> int:
+    records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
+    operator_samples = [r for r in records if r["kind"] == "sample"]
+    reconciles = [r for r in records if r["kind"] == "reconcile"]
+    done = samples[-1]["succeeded"] if samples else 0
+    times = sorted(created.values())
+    ok = True
+    print(f"{done:,} of {total:,} trials succeeded in {elapsed:.0f} s")
+    if done < total:
+        print(f"INCOMPLETE: the run stopped at its timeout with {done:,} of {total:,} trials done")
+        ok = False
+
+    rates = windows(times, WINDOW_S) or [len(times) / max(elapsed, 1e-9)]
+    overall = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
+    ok &= bool(record(Figure(f"P2 admission throughput ({len(times):,} trials)", "trials/s", rates, HIGHER, TARGET_RATE,
+                             note=f"per {WINDOW_S:.0f} s window; overall {overall:.1f}/s first to last creation")).passed)
+
+    rss = [s["rss_mb"] for s in operator_samples]
+    ok &= bool(record(Figure("P2 operator RSS, peak", "MB", [max(rss)], LOWER, TARGET_RSS_MB,
+                             note=f"{len(rss)} samples, 1/s (VmRSS)")).passed)
+    t10 = times[len(times) // 10] if times else 0
+    early = [s["rss_mb"] for s in operator_samples if s["t"] <= t10] or rss[:1]
+    growth = rss[-1] / early[-1]
+    ok &= bool(record(Figure("P2 operator RSS growth, 10% -> 100% of trials", "x", [growth], LOWER, RSS_FLAT,
+                             decimals=2, note=f"{early[-1]:.0f} MB -> {rss[-1]:.0f} MB")).passed)
+
+    requests: dict[str, int] = operator_samples[-1]["requests"] if operator_samples else {}
+    writes = sum(n for key, n in requests.items() if key.split()[0] in ("POST", "PUT", "PATCH", "DELETE"))
+    reads = sum(requests.values()) - writes
+    top = ", ".join(f"{k} {v}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])[:6])
+    ok &= bool(record(Figure("P2 operator API writes per trial (sweep path)", "", [writes / max(done, 1)], LOWER,
+                             TARGET_WRITES, decimals=2, note=top)).passed)
+    record(Figure("P2 operator API requests per trial (sweep path)", "", [(writes + reads) / max(done, 1)], INFO,
+                  decimals=2, note=f"{writes + reads:,} requests for {done:,} trials"))
+
+    def at(fraction: float) -> dict[str, Any]:
+        return next((s for s in samples if s["succeeded"] >= total * fraction), samples[-1])
+
+    early, late = at(0.1), at(0.9)
+    ok &= bool(record(Figure("P2 sweep status growth, 10% -> 90% of trials", "B",
+                             [late["status_bytes"] - early["status_bytes"]], LOWER, STATUS_SLACK_BYTES, decimals=0,
+                             note=f"{early['status_bytes']} B -> {late['status_bytes']} B of JSON; "
+                                  f"{samples[-1]['status_bytes']} B when finished")).passed)
+    dump = Path(tempfile.gettempdir()) / "bench-scale-status.json"
+    dump.write_text(json.dumps({"early": early["status"], "late": late["status"], "end": samples[-1]["status"]},
+                               indent=1))
+    # A reconcile's own work (validate, plan, admit, roll up, patch status) without the time its
+    # trial creates spent waiting on the apiserver; the first one also ran the preflight.
+    own = [(r["ms"] - r.get("create_ms", 0.0), r) for r in reconciles if r["known"] > 0]
+    head, tail = [ms for ms, _ in own[: 5 * sweeps]], [ms for ms, _ in own[-5 * sweeps:]]
+    if head and tail:
+        record(Figure("P2 reconcile latency, excluding creates, at start", "ms", head, INFO,
+                      note=f"first {len(head)} reconciles with trials known"))
+        record(Figure("P2 reconcile latency, excluding creates, at end", "ms", tail, INFO,
+                      note=f"x{statistics.median(tail) / statistics.median(head):.1f} of the start with "
+                           f"{reconciles[-1]['known']:,} trials known"))
+    creates = [r for r in reconciles if r.get("created")]
+    if creates:
+        per_create = [r["create_ms"] / r["created"] for r in creates]
+        record(Figure("P2 trial create round trip (sequential in reconcile)", "ms", per_create, INFO,
+                      note=f"{sum(r['created'] for r in creates):,} creates in {len(creates)} reconciles; "
+                           "admission is bounded by this"))
+    return 0 if ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=10_000)
+    parser.add_argument("--parallelism", type=int, default=250, help="spec.parallelism of each sweep")
+    parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        try:
+            return asyncio.run(run(args, Path(tmp)))
+        finally:
+            print(f"operator log: {Path(tempfile.gettempdir()) / 'bench-scale-operator.log'}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

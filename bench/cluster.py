@@ -68,18 +68,21 @@ class Stage:
     api_key: str
 
 
-def release_finalizers(namespace: str) -> None:
+def release_finalizers(namespace: str, kinds: tuple[str, ...]) -> None:
     """kopf's finalizers would hold the namespace in Terminating once the operator is gone."""
-    for kind in ("buzztrials", "buzzsweeps"):
+    for kind in kinds:
         for obj in kubectl("-n", namespace, "get", kind, "-o", "name", check=False).stdout.split():
             kubectl("-n", namespace, "patch", obj, "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
                     check=False)
 
 
 @contextlib.asynccontextmanager
-async def stage(kube: Kube, prefix: str, *, finalized_kinds: bool = True) -> AsyncIterator[Stage]:
+async def stage(kube: Kube, prefix: str, *, finalized: tuple[str, ...] = ("buzztrials", "buzzsweeps")
+                ) -> AsyncIterator[Stage]:
     """A fresh namespace with the dev relay, its database and the sweep's Secrets; all removed on
-    exit (the namespace in the background: the apiserver deletes its objects by collection)."""
+    exit (the namespace in the background: the apiserver deletes its objects by collection).
+
+    `finalized`: the kinds whose kopf finalizers are released first, one object at a time."""
     namespace = f"{prefix}-{uuid.uuid4().hex[:6]}"
     database = f"bench_{secrets.token_hex(5)}"
     admin_dsn = pg_dsn()
@@ -109,8 +112,7 @@ async def stage(kube: Kube, prefix: str, *, finalized_kinds: bool = True) -> Asy
             "api-keys", {"STANDIN_API_KEY": api_key}, labels={}, owner=None))
         yield Stage(namespace, target, api_key)
     finally:
-        if finalized_kinds:
-            release_finalizers(namespace)
+        release_finalizers(namespace, finalized)
         kubectl("delete", "namespace", namespace, "--wait=false", check=False)
         await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         await admin.close()

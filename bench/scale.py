@@ -134,7 +134,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
     samples: list[dict[str, Any]] = []
     store = tmp / "store"
     try:
-        async with stage(kube, "bench-scale") as where:
+        # without the trial daemon kopf puts no finalizer on trials; only the sweeps carry one
+        async with stage(kube, "bench-scale", finalized=("buzzsweeps",)) as where:
             namespace = where.namespace
             kubelet = Kubelet(kube, namespace)
             fixture = kubelet.tasks()

@@ -1,0 +1,205 @@
+"""P1 trial overhead: what the operator adds to a trial whose agent answers at once, against
+what a bare pod costs on the same cluster in the same run.
+
+The operator runs as `buzz-operator -n NS` would (every handler of buzz_operator.handlers, in
+bench/observed_operator.py, which also counts its API requests). A sweep of the stand-in oracle
+condition (it posts DONE: as soon as it has the task) over one container task runs its
+attempts one at a time. A watch on the BuzzTrials timestamps each phase as the benchmark sees
+it (all phases through the same watch, so its delay cancels out):
+
+    operator-added = (created -> Running: provisioned, pod up, agents launched)
+                   + (Collecting: DONE: seen -> Succeeded: graded, bundle committed, released)
+
+The baseline is a bare pod of the same task image, one container that sleeps: create -> Running
+(watched) -> the first `true` exec answers. Ratio = median operator-added / median bare pod.
+
+    .venv/bin/python bench/trial.py [--attempts 5] [--task hello-file]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.dataset import builtin_dataset_path, load_dataset
+from buzz_operator.kube import client as kube_client
+from buzz_operator.kube import exec as kexec
+from buzz_operator.kube import objects
+from buzz_operator.kube.client import Kube
+from kubernetes_asyncio import watch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from cluster import stage, sweep_body  # noqa: E402
+from figures import INFO, LOWER, Figure, record  # noqa: E402
+
+TARGET_RATIO = 1.5
+TARGET_WRITES = 15.0
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
+    """Seconds from create to the first answered exec, for a one-container pod of `image`."""
+    name = f"bare-{uuid.uuid4().hex[:6]}"
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "task", "image": image, "imagePullPolicy": "Never",
+                                     "command": ["sh", "-c", 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done']}],
+                     "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 1,
+                     "restartPolicy": "Never"}}
+    stream = watch.Watch()
+    began = time.perf_counter()
+    await objects.create_pod(kube, namespace, body)
+    try:
+        async for event in stream.stream(kube.core.list_namespaced_pod, namespace,
+                                         field_selector=f"metadata.name={name}", timeout_seconds=120):
+            if (event["object"].status.phase or "") == "Running":
+                break
+    finally:
+        stream.stop()
+    while True:
+        try:
+            result = await kexec.run(kube, namespace, name, "task", "true", timeout_s=10)
+            if result.exit_code == 0:
+                break
+        except Exception:  # not exec-ready yet: the container is still starting
+            pass
+        await asyncio.sleep(0.05)
+    elapsed = time.perf_counter() - began
+    await objects.delete_pod(kube, namespace, name, grace_seconds=0)
+    return elapsed
+
+
+class PhaseClock:
+    """Local times at which each trial was first seen in each phase (and created)."""
+
+    def __init__(self, kube: Kube, namespace: str) -> None:
+        self.kube, self.namespace = kube, namespace
+        self.seen: dict[str, dict[str, float]] = {}
+
+    async def run(self) -> None:
+        while True:
+            stream = watch.Watch()
+            try:
+                async for event in stream.stream(self.kube.custom.list_namespaced_custom_object, GROUP, VERSION,
+                                                 self.namespace, "buzztrials", timeout_seconds=60):
+                    obj, now = event["object"], time.perf_counter()
+                    phases = self.seen.setdefault(obj["metadata"]["name"], {"created": now})
+                    phase = (obj.get("status") or {}).get("phase")
+                    if phase and phase not in phases:
+                        phases[phase] = now
+            finally:
+                stream.stop()
+
+
+async def run(args: argparse.Namespace, tmp: Path) -> int:
+    task = load_dataset(builtin_dataset_path(), [args.task], [])[0]
+    image = task.image_ref(BuzzSweepSpec.model_fields["task_image_registry"].default, "builtin")
+    stats_path, log_path = tmp / "operator.jsonl", Path(tempfile.gettempdir()) / "bench-trial-operator.log"
+    kube = await kube_client.connect()
+    operator: subprocess.Popen[bytes] | None = None
+    clock_task: asyncio.Task[None] | None = None
+    bare: list[float] = []
+    try:
+        async with stage(kube, "bench-trial") as where:
+            namespace = where.namespace
+            for _ in range(args.attempts):  # the baseline first, while nothing else runs in the namespace
+                bare.append(await bare_pod(kube, namespace, image))
+            print(f"bare pod create -> exec-ready: {', '.join(f'{b:.2f}' for b in bare)} s", flush=True)
+            clock = PhaseClock(kube, namespace)
+            clock_task = asyncio.create_task(clock.run())
+            with log_path.open("wb") as log:
+                # Popen only forks; it does not wait
+                operator = subprocess.Popen(  # noqa: ASYNC220
+                    [sys.executable, str(ROOT / "bench" / "observed_operator.py"), namespace, str(stats_path)],
+                    stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT / "operator")})
+            body = sweep_body("p1", store_url=f"file://{tmp / 'store'}", tasks=[args.task], attempts=args.attempts,
+                              parallelism=1)
+            await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
+            deadline = time.monotonic() + args.timeout
+            while time.monotonic() < deadline:
+                done = [p for p in clock.seen.values() if "Succeeded" in p or "Failed" in p]
+                if len(done) >= args.attempts:
+                    break
+                if operator.poll() is not None:
+                    raise RuntimeError(f"operator exited {operator.returncode}; see {log_path}")
+                await asyncio.sleep(1.0)
+            seen = dict(clock.seen)
+            stop(operator)
+    finally:
+        if operator is not None:
+            stop(operator)
+        if clock_task is not None:
+            clock_task.cancel()
+        await kube.close()
+    return report(args, bare, seen, stats_path)
+
+
+def stop(operator: subprocess.Popen[bytes]) -> None:
+    if operator.poll() is None:
+        operator.send_signal(signal.SIGTERM)
+        try:
+            operator.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            operator.kill()
+            operator.wait()
+
+
+def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str, float]], stats_path: Path) -> int:
+    ok = True
+    finished = {name: p for name, p in seen.items() if "Succeeded" in p}
+    failed = [name for name, p in seen.items() if "Failed" in p]
+    if failed or len(finished) < args.attempts:
+        print(f"INCOMPLETE: {len(finished)} of {args.attempts} trials succeeded; failed: {failed}")
+        ok = False
+    if not finished:
+        return 1
+    launch = [p["Running"] - p["created"] for p in finished.values() if "Running" in p]
+    collect = [p["Succeeded"] - p["Collecting"] for p in finished.values() if "Collecting" in p]
+    agent = [p["Collecting"] - p["Running"] for p in finished.values() if "Collecting" in p and "Running" in p]
+    added = [a + b for a, b in zip(launch, collect, strict=False)]
+    base = statistics.median(bare)
+    record(Figure("P1 bare pod create -> exec-ready (baseline)", "s", bare, INFO, decimals=2))
+    record(Figure("P1 operator: trial created -> agents launched", "s", launch, INFO, decimals=2))
+    record(Figure("P1 agent: task posted -> DONE: seen (stand-in oracle)", "s", agent, INFO, decimals=2))
+    record(Figure("P1 operator: DONE: seen -> bundle committed", "s", collect, INFO, decimals=2))
+    ok &= bool(record(Figure("P1 trial overhead ratio (operator-added / bare pod)", "x",
+                             sorted(a / base for a in added), LOWER, TARGET_RATIO, decimals=2,
+                             note=f"operator-added {statistics.median(added):.1f} s vs bare pod {base:.2f} s; "
+                                  f"task {args.task}")).passed)
+    records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
+    samples = [r for r in records if r["kind"] == "sample"]
+    if samples:
+        requests: dict[str, int] = samples[-1]["requests"]
+        writes = sum(n for key, n in requests.items() if key.split()[0] in WRITE_METHODS)
+        top = ", ".join(f"{k} {v}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])[:8])
+        ok &= bool(record(Figure("P1 operator API writes per trial (whole corridor)", "",
+                                 [writes / len(finished)], LOWER, TARGET_WRITES, decimals=1,
+                                 note=f"{sum(requests.values()) / len(finished):.0f} requests per trial incl. "
+                                      f"watches and exec; {top}")).passed)
+    return 0 if ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attempts", type=int, default=5)
+    parser.add_argument("--task", default="hello-file")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-trial-") as tmp:
+        return asyncio.run(run(args, Path(tmp)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -81,3 +81,12 @@ def test_canary_pod_starts_every_image_and_installs_the_stack_like_a_trial() -> 
     many = [f"img{i}" for i in range(canary.MAX_IMAGES + 5)]
     assert canary.covered(many) == (canary.MAX_IMAGES, canary.MAX_IMAGES + 5)
     assert len(canary.canary_name("x" * 300)) <= 63
+
+
+def test_a_failed_image_names_its_spec_field() -> None:
+    from buzz_operator.preflight.runner import image_field
+
+    assert image_field("stack: ErrImageNeverPull: Container image ...") == "spec.stackImage"
+    assert image_field("operator: ErrImagePull: ...") == "spec.operatorImage"
+    assert image_field("task: ErrImageNeverPull: ...") == "spec.taskImageRegistry"
+    assert image_field("image-3: ImagePullBackOff") == "spec.taskImageRegistry"

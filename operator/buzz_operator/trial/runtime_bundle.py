@@ -42,7 +42,7 @@ from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
 from buzz_operator.trial.runtime_io import download, recorded
-from buzz_operator.trial.runtime_launch import tenant_of, tenant_request
+from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of, tenant_request
 from buzz_operator.trial.runtime_shell import STATE_DIR
 from buzz_operator.trial.state import Bundled
 
@@ -137,9 +137,16 @@ def _active(facts: dict[str, Any]) -> float | None:
 
 
 async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str]:
+    """What the secret scan looks for. The try's seat keys come from its Kubernetes Secret when
+    it exists — so a try abandoned because the relay or Postgres is down still keeps its
+    evidence — and from the relay's tenant record otherwise; with neither, no bundle is written
+    (the failure says why) rather than one that was never scanned."""
     found = [key for key in ctx.api_keys.values() if key]
     if status.trial_id:
-        _, secrets = await tenant_of(ctx, status.retries)
+        try:
+            secrets = await read_tenant_secrets(ctx, status)
+        except StepFailure:
+            _, secrets = await tenant_of(ctx, status.retries)
         found += secrets.secret_strings()
     return found
 

@@ -31,11 +31,11 @@ from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 from buzz_operator.trial.runtime_context import TrialContext, secret_data, secrets_from_data
 from buzz_operator.trial.runtime_io import record, sh, upload_files
-from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, launch_seat, read_logs, seats_alive
+from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_subscribed, launch_seat
 from buzz_operator.trial.state import Launched, Provisioned
 
 READY_TIMEOUT_S = 60.0  # §0 readiness_timeout_seconds
-READY_POLL_S = 0.5
+READY_ROUND_S = 10.0
 
 
 def tenant_request(ctx: TrialContext, retry: int) -> TenantRequest:
@@ -140,13 +140,15 @@ async def wait_ready(ctx: TrialContext, pod: str, channel_id: str) -> None:
     try:
         async with asyncio.timeout(READY_TIMEOUT_S):
             while True:
-                waiting = [s for s in waiting if marker not in (await sh(ctx, pod, read_logs(s))).text()]
-                if not waiting:
+                # the pod waits and checks liveness itself; each exec is bounded so a lost
+                # stream costs at most one round
+                line = (await sh(ctx, pod, await_subscribed(waiting, marker, READY_ROUND_S))).last_line()
+                if line == "ready":
                     return
-                alive = (await sh(ctx, pod, seats_alive(waiting))).text()
-                if dead := [line.split()[0] for line in alive.splitlines() if line.endswith(" dead")]:
-                    raise StepFailure("AgentsExitedEarly", f"agent processes exited early: {dead}")
-                await asyncio.sleep(READY_POLL_S)
+                if line.startswith("dead "):
+                    raise StepFailure("AgentsExitedEarly", f"agent processes exited early: {line.split()[1:]}")
+                if line.startswith("waiting "):
+                    waiting = line.split()[1:]
     except TimeoutError as exc:
         raise StepFailure("AgentsNotReady", "agents did not subscribe to trial channel before readiness "
                                             f"timeout: {waiting}") from exc

@@ -102,6 +102,34 @@ def seats_alive(seat_ids: list[str]) -> str:
     return "\n".join(lines)
 
 
+def await_subscribed(seat_ids: list[str], marker: str, seconds: float, poll_s: float = 0.05) -> str:
+    """Waits in the pod, up to `seconds`, until every seat's logs hold `marker`; its last line is
+    `ready`, `dead <seat>…` (a seat still waiting whose process is gone) or `waiting <seat>…`.
+
+    One exec instead of a read-logs and a liveness exec per 0.5 s poll: readiness is seen within
+    `poll_s` of the seat subscribing (bench/trial.py: the poll loop was ~1 s of every launch).
+    """
+    rounds = max(1, int(seconds / poll_s))
+    checks = []
+    for seat in seat_ids:
+        pid = pid_file(seat)
+        checks.append(
+            f"if ! cat {remote_stdout_log(seat)} {remote_stderr_log(seat)} 2>/dev/null | grep -qF \"$MARKER\"; then "
+            f"waiting=\"$waiting {seat}\"; "
+            f'p=$(cat {pid} 2>/dev/null); s=$(sed -n "s/^State:[[:space:]]*\\([A-Z]\\).*/\\1/p" /proc/$p/status 2>/dev/null); '
+            f'if [ -z "$p" ] || [ -z "$s" ] || [ "$s" = Z ]; then dead="$dead {seat}"; fi; fi'
+        )
+    body = "\n  ".join(checks)
+    return (
+        f"MARKER={shlex.quote(marker)}\n"
+        f"i=0\nwhile :; do\n  waiting=''; dead=''\n  {body}\n"
+        '  [ -z "$waiting" ] && { echo ready; exit 0; }\n'
+        '  [ -n "$dead" ] && { echo "dead$dead"; exit 0; }\n'
+        f'  i=$((i + 1)); [ "$i" -ge {rounds} ] && {{ echo "waiting$waiting"; exit 0; }}\n'
+        f"  sleep {poll_s}\ndone"
+    )
+
+
 def read_logs(seat_id: str) -> str:
     return f"cat {remote_stdout_log(seat_id)} {remote_stderr_log(seat_id)} 2>/dev/null; true"
 

@@ -9,6 +9,7 @@ whose recorded pid is alive alone.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -48,13 +49,31 @@ def tenant_request(ctx: TrialContext, retry: int) -> TenantRequest:
     )
 
 
+# Every step of a try asks for its tenant; once provisioned it never changes, so later steps
+# reuse it instead of a Postgres connect + lock + lookup each (bench/trial.py: six per trial,
+# ~0.2 s). Keyed by everything provisioning is keyed by; bounded, and lost on restart, when
+# the stored tenant is read again.
+_TENANTS: OrderedDict[tuple[str, ...], tuple[TenantHandle, TenantSecrets]] = OrderedDict()
+_TENANTS_KEPT = 256
+
+
 async def tenant_of(ctx: TrialContext, retry: int) -> tuple[TenantHandle, TenantSecrets]:
     """The try's tenant: created on first call, the stored one on every later call."""
+    request = tenant_request(ctx, retry)
+    key = (ctx.relay.url, ctx.relay.pg_dsn, ctx.relay.owner_secret_hex, request.run_id, request.trial_id,
+           request.manifest_sha256)
+    if (kept := _TENANTS.get(key)) is not None:
+        _TENANTS.move_to_end(key)
+        return kept
     try:
-        return await tenant.provision(ctx.relay, tenant_request(ctx, retry))
+        provisioned = await tenant.provision(ctx.relay, request)
     except ProvisioningError as exc:
         reason = "PostgresUnavailable" if "postgres" in str(exc) else "RelayUnavailable"
         raise StepFailure(reason, str(exc)[:300]) from exc
+    _TENANTS[key] = provisioned
+    while len(_TENANTS) > _TENANTS_KEPT:
+        _TENANTS.popitem(last=False)
+    return provisioned
 
 
 async def _clear_earlier_tries(ctx: TrialContext, retry: int) -> None:

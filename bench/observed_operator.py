@@ -16,6 +16,7 @@ once a second, and the wall time of each reconcile, appended as JSON lines to th
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import sys
@@ -99,7 +100,9 @@ class Stats:
                 return
 
 
-CREATING = {"ms": 0.0, "count": 0}
+# The creates of the reconcile running in this task: every sweep's timer runs in its own task,
+# so concurrent reconciles of two sweeps do not count each other's creates.
+CREATING: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("creating")
 
 
 def time_trial_creation() -> None:
@@ -111,8 +114,9 @@ def time_trial_creation() -> None:
         try:
             await original(*args, **kwargs)
         finally:
-            CREATING["ms"] += (time.perf_counter() - began) * 1000
-            CREATING["count"] += 1
+            if (tally := CREATING.get(None)) is not None:
+                tally["ms"] += (time.perf_counter() - began) * 1000
+                tally["count"] += 1
 
     sweep_runtime._create = create
 
@@ -126,12 +130,13 @@ def build_registry(stats: Stats) -> kopf.OperatorRegistry:
 
     async def reconcile_sweep(**kwargs: Any) -> None:
         known = len(kwargs["trial_summaries"].get(None, []))
-        creating_ms, created = CREATING["ms"], CREATING["count"]
+        tally = {"ms": 0.0, "count": 0}
+        CREATING.set(tally)
         began = time.perf_counter()
         await handlers.reconcile_sweep(**kwargs)
         stats.write({"kind": "reconcile", "t": time.time(), "sweep": kwargs["body"].metadata.name,
-                     "ms": (time.perf_counter() - began) * 1000, "create_ms": CREATING["ms"] - creating_ms,
-                     "created": CREATING["count"] - created,
+                     "ms": (time.perf_counter() - began) * 1000, "create_ms": tally["ms"],
+                     "created": tally["count"],
                      "known": known, "known_after": len(kwargs["trial_summaries"].get(None, []))})
 
     kopf.timer(GROUP, VERSION, handlers.SWEEPS, interval=handlers.SWEEP_INTERVAL_S, registry=registry,

@@ -239,8 +239,10 @@ def report(total: int, elapsed: float, created: dict[str, float], samples: list[
     t10 = times[len(times) // 10] if times else 0
     early = [s["rss_mb"] for s in operator_samples if s["t"] <= t10] or rss[:1]
     growth = rss[-1] / early[-1]
+    per_thousand = (rss[-1] - early[-1]) / max((len(times) - len(times) // 10) / 1000, 1e-9)
     ok &= bool(record(Figure("P2 operator RSS growth, 10% -> 100% of trials", "x", [growth], LOWER, RSS_FLAT,
-                             decimals=2, note=f"{early[-1]:.0f} MB -> {rss[-1]:.0f} MB")).passed)
+                             decimals=2, note=f"{early[-1]:.0f} MB -> {rss[-1]:.0f} MB: "
+                                              f"{per_thousand:.1f} MB per 1,000 trials known")).passed)
 
     requests: dict[str, int] = operator_samples[-1]["requests"] if operator_samples else {}
     writes = sum(n for key, n in requests.items() if key.split()[0] in ("POST", "PUT", "PATCH", "DELETE"))

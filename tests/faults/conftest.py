@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import cluster as cluster_fixtures
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,10 +31,10 @@ def _load(name: str, path: Path):  # type: ignore[no-untyped-def]
     return module
 
 
-_e2e = _load("buzz_faults_e2e_fixtures", ROOT / "tests" / "e2e" / "conftest.py")
+_e2e = cluster_fixtures
 corpus = _load("buzz_faults_bad_input_corpus", ROOT / "tests" / "unit" / "validation" / "corpus.py")
 
-# the e2e tier's fixtures, shared as they are (pytest finds fixtures among a conftest's names)
+# the shared cluster fixtures, as the e2e tier uses them (pytest finds fixtures among a conftest's names)
 kubeconfig = _e2e.kubeconfig
 pg_dsn = _e2e.pg_dsn
 crds = _e2e.crds

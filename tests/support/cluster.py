@@ -1,0 +1,197 @@
+"""Cluster fixtures shared by the tiers that run sweeps and trials on the local stack (e2e,
+integration/operator, integration/pod, faults): the cluster and Postgres (started through the
+project's hack/ scripts when not running), a fresh namespace and relay database per test, the dev
+relay in the cluster behind a Service, and the Secrets a BuzzSweep refers to.
+
+A plain module the tiers' conftests import names from — not a plugin, and it imports nothing
+that registers kopf handlers, so in-process operators started by tests see only their own."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from buzz_operator.kube import devrelay
+from buzz_operator.kube.client import Kube, connect
+from buzz_operator.relay.nostr import Keypair
+from buzz_operator.relay.tenant import healthcheck
+from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
+
+ROOT = Path(__file__).resolve().parents[2]  # tests/support/ → the repository
+RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
+os.environ.setdefault("KUBECONFIG", str(RUN / "pki" / "kubeconfig"))
+RELAY_URL = "ws://localhost:3600"
+
+
+def host_ip() -> str:
+    """The address pods reach the host on (hack/lib.sh host_ip): the source of the default route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect(("1.1.1.1", 80))  # UDP connect sends nothing; it only picks the route
+        return str(sock.getsockname()[0])
+
+
+def with_database(dsn: str, database: str, *, host: str | None = None) -> str:
+    parts = urlsplit(dsn)
+    netloc = parts.netloc
+    if host is not None:
+        userinfo, _, hostport = netloc.rpartition("@")
+        port = hostport.rsplit(":", 1)[1] if ":" in hostport else "5432"
+        netloc = f"{userinfo}@{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, parts.fragment))
+
+
+def _hack(*args: str) -> str:
+    return subprocess.run(["bash", str(ROOT / "hack" / args[0]), *args[1:]], check=True, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> str:
+    if dsn := os.environ.get("BUZZ_PG_DSN"):
+        return dsn
+    _hack("postgres.sh", "up")
+    return _hack("postgres.sh", "dsn")
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> str:
+    if not os.environ.get("BUZZ_SKIP_CLUSTER_UP"):
+        _hack("cluster-up.sh")
+    kbin = Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "k8s" / "bin"
+    os.environ["PATH"] = f"{kbin}:{os.environ['PATH']}"
+    return os.environ["KUBECONFIG"]
+
+
+def kubectl(*args: str) -> str:
+    return subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="session")
+def crds(kubeconfig: str) -> None:
+    kubectl("apply", "-f", str(ROOT / "crds"))
+    for name in ("buzzsweeps.bench.buzz.dev", "buzztrials.bench.buzz.dev"):
+        kubectl("wait", "--for=condition=Established", f"crd/{name}", "--timeout=60s")
+
+
+@pytest.fixture
+async def kube(kubeconfig: str) -> AsyncIterator[Kube]:
+    client = await connect()
+    yield client
+    await client.close()
+
+
+def _tier(request: pytest.FixtureRequest) -> str:
+    """A short name of the test's directory (e2e, operator, pod, faults) for namespaces and databases."""
+    return Path(str(request.node.path)).parent.name.replace("_", "")[:8]
+
+
+@pytest.fixture
+def namespace(kubeconfig: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    name = f"{_tier(request)}-{uuid.uuid4().hex[:8]}"
+    kubectl("create", "namespace", name)
+    yield name
+    # The operator's daemons put finalizers on trials; with the operator gone they would hold
+    # the namespace in Terminating forever (kopf #833), so the test releases them itself.
+    for kind in ("buzztrials", "buzzsweeps"):
+        listed = subprocess.run(["kubectl", "-n", name, "get", kind, "-o", "name"], capture_output=True, text=True)
+        for obj in listed.stdout.split():
+            subprocess.run(["kubectl", "-n", name, "patch", obj, "--type=merge", "-p",
+                            '{"metadata":{"finalizers":null}}'], capture_output=True)
+    subprocess.run(["kubectl", "delete", "namespace", name, "--wait=false"], capture_output=True)
+
+
+@pytest.fixture
+def relay_db(pg_dsn: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    name = f"{_tier(request)}relay_{secrets.token_hex(6)}"
+
+    async def admin(sql: str) -> None:
+        conn = await asyncpg.connect(pg_dsn)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    yield name
+    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@dataclass(frozen=True)
+class ClusterRelay:
+    relay: devrelay.DevRelay
+    target: RelayTarget  # what the test process (on the host) uses: ClusterIP + canonical Host
+    owner: Keypair
+
+
+@pytest.fixture
+async def cluster_relay(kube: Kube, namespace: str, relay_db: str, pg_dsn: str) -> ClusterRelay:
+    owner, relay_key = Keypair.generate(), Keypair.generate()
+    relay = await devrelay.deploy(
+        kube, namespace, name="relay", relay_url=RELAY_URL, owner_pubkey=owner.pubkey_hex,
+        relay_secret_hex=relay_key.secret_hex, database_url=with_database(pg_dsn, relay_db, host=host_ip()),
+    )
+    target = RelayTarget(url=RELAY_URL, owner_secret_hex=owner.secret_hex,
+                         pg_dsn=with_database(pg_dsn, relay_db), connect_url=f"ws://{relay.target}")
+    # kube-proxy programs the ClusterIP a moment after the Endpoints appear
+    for _ in range(120):
+        try:
+            await healthcheck(target)
+            break
+        except ProvisioningError:
+            await asyncio.sleep(0.5)
+    await healthcheck(target)
+    return ClusterRelay(relay, target, owner)
+
+
+
+@pytest.fixture
+async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay) -> str:
+    """Creates `relay-owner` (owner-key, postgres-dsn) and `api-keys` (STANDIN_API_KEY); returns the key."""
+    from buzz_operator.kube import objects
+
+    api_key = f"standin-{secrets.token_hex(16)}"
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "relay-owner", {"owner-key": cluster_relay.owner.secret_hex, "postgres-dsn": cluster_relay.target.pg_dsn},
+        labels={}, owner=None))
+    await objects.create_secret(kube, namespace, objects.secret_body(
+        "api-keys", {"STANDIN_API_KEY": api_key}, labels={}, owner=None))
+    return api_key
+
+
+def sweep_body(name: str, *, store_url: str, tasks: list[str], condition: str = "standin-oracle.yaml",
+               attempts: int = 1, **spec: object) -> dict[str, object]:
+    """A BuzzSweep over builtin tasks with an inline stand-in condition and the test's relay."""
+    import json
+
+    import yaml
+    from buzz_operator.api.common import GROUP, VERSION
+
+    manifest = yaml.safe_load((ROOT / "manifests" / condition).read_text())
+    endpoints = json.loads((ROOT / "manifests" / "endpoints" / "standin.json").read_text())
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
+        "spec": {
+            "condition": {"inline": manifest},
+            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
+            "dataset": {"builtin": {}}, "include": tasks, "attempts": attempts,
+            "relay": {"url": RELAY_URL, "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+            "storage": {"url": store_url}, "imagePullPolicy": "Never", **spec,
+        },
+    }
+
+
+@pytest.fixture
+def make_sweep() -> object:
+    return sweep_body

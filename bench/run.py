@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "ledger": ["--quick"],
     "relay": [],
     "storage": [],
+    "results": [],
     "trial": ["--attempts", "5"],
     "scale": ["--trials", "10000", "--timeout", "660"],
 }

@@ -59,7 +59,8 @@ def classify(method: str, url: str) -> ApiCall | None:
         verb = "get"
     else:
         query = parse_qs(parts.query)
-        verb = "watch" if query.get("watch", [""])[0] in ("true", "1") else "list"
+        # kubernetes_asyncio sends watch=True; the apiserver parses it like Go's ParseBool
+        verb = "watch" if query.get("watch", [""])[0].lower() in ("true", "1", "t") else "list"
     return ApiCall(verb=verb, group=group, resource=resource, subresource=subresource, namespaced=namespaced)
 
 

@@ -39,7 +39,9 @@ TASKS = ["hello-file"]
 TTL_S = 20
 # Granted but not exercised on Kubernetes 1.20: from 1.30 on (KEP-4006) exec over websockets is
 # authorized as `create` on pods/exec, where 1.20 authorizes the same request as `get`.
-UNEXERCISED = {("", "pods/exec", "create")}
+# `delete` on buzztrials is spec.rerun's (tests/integration/operator/test_resume_rerun.py), which
+# the chart's sample sweep does not ask for.
+UNEXERCISED = {("", "pods/exec", "create"), ("bench.buzz.dev", "buzztrials", "delete")}
 # what kopf needs on a cluster-wide install instead of namespaces list/watch: nothing extra
 PHASES = [
     "Admitted",
@@ -163,6 +165,8 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         f"devRelay.databaseURL={relay_dsn}",
         "--set",
         "operator.sweepIntervalSeconds=2",
+        "--set",
+        "operator.janitorIntervalSeconds=5",  # the janitor's list calls are exercised too
         "--set",
         "image.pullPolicy=Never",
     ]
@@ -321,7 +325,9 @@ def test_metrics_show_what_the_sweep_status_shows(run: Run) -> None:
         for (n, labels), v in m.items()
         if n == "buzz_trial_phase_duration_seconds_count" and v > 0
     }
-    assert {"Collecting", "Grading", "Bundling"} <= durations  # the new operator saw these phases end
+    # the new operator timed the phases that ended after it took over: at least the last one (how
+    # many more depends on how far the old operator got while it stopped)
+    assert "Bundling" in durations, durations
 
 
 def test_events_tell_one_trials_story_without_secrets(run: Run) -> None:

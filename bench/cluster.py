@@ -10,18 +10,17 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import yaml
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import devrelay, objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
@@ -42,23 +41,6 @@ def pg_dsn() -> str:
         return dsn
     return subprocess.run(["bash", str(ROOT / "hack" / "postgres.sh"), "dsn"], check=True,
                           capture_output=True, text=True).stdout.strip()
-
-
-def host_ip() -> str:
-    """The address pods reach the host on: the source of the default route (hack/lib.sh host_ip)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.connect(("1.1.1.1", 80))  # UDP connect sends nothing; it only picks the route
-        return str(sock.getsockname()[0])
-
-
-def with_database(dsn: str, database: str, *, host: str | None = None) -> str:
-    parts = urlsplit(dsn)
-    netloc = parts.netloc
-    if host is not None:
-        userinfo, _, hostport = netloc.rpartition("@")
-        port = hostport.rsplit(":", 1)[1] if ":" in hostport else "5432"
-        netloc = f"{userinfo}@{host}:{port}"
-    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, parts.fragment))
 
 
 @dataclass(frozen=True)

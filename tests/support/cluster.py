@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.relay.nostr import Keypair
@@ -31,23 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]  # tests/support/ → the repository
 RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
 os.environ.setdefault("KUBECONFIG", str(RUN / "pki" / "kubeconfig"))
 RELAY_URL = "ws://localhost:3600"
-
-
-def host_ip() -> str:
-    """The address pods reach the host on (hack/lib.sh host_ip): the source of the default route."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.connect(("1.1.1.1", 80))  # UDP connect sends nothing; it only picks the route
-        return str(sock.getsockname()[0])
-
-
-def with_database(dsn: str, database: str, *, host: str | None = None) -> str:
-    parts = urlsplit(dsn)
-    netloc = parts.netloc
-    if host is not None:
-        userinfo, _, hostport = netloc.rpartition("@")
-        port = hostport.rsplit(":", 1)[1] if ":" in hostport else "5432"
-        netloc = f"{userinfo}@{host}:{port}"
-    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, parts.fragment))
 
 
 def _hack(*args: str) -> str:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import yaml
@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from buzz_operator.api.common import GROUP
+from buzz_operator.dev.localstack import with_database
 from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.kube.objects import create_secret, read_secret, secret_body
@@ -47,12 +48,6 @@ def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:
     if check and done.returncode:
         raise SystemExit(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
-
-
-def with_host(dsn: str, host: str, port: int, database: str) -> str:
-    parts = urlsplit(dsn)
-    userinfo = parts.netloc.rpartition("@")[0]
-    return urlunsplit((parts.scheme, f"{userinfo}@{host}:{port}", f"/{database}", "", ""))
 
 
 async def ensure_database(dsn: str, database: str = RELAY_DB) -> None:
@@ -121,7 +116,7 @@ async def set_up(pg_dsn: str, host_ip: str, namespace: str = NAMESPACE, relay_db
     await ensure_database(pg_dsn, relay_db)
     async with await connect() as kube:
         cluster_ip = await postgres_service(kube, host_ip, urlsplit(pg_dsn).port or 5432, namespace)
-        relay_dsn = with_host(pg_dsn, cluster_ip, 5432, relay_db)
+        relay_dsn = with_database(pg_dsn, relay_db, host=cluster_ip, port=5432)
         owner = await owner_key(kube, relay_dsn, namespace)
         relay = await devrelay.deploy(kube, namespace, name="buzz-dev-relay", relay_url=RELAY_URL,
                                       owner_pubkey=owner.pubkey_hex, relay_secret_hex=secrets.token_hex(32),

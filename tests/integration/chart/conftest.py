@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -16,15 +15,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from buzz_operator.dev.localstack import host_ip
 
 from tests.unit.chart.chartlib import CHART, ROOT, helm_bin, kubectl_bin
-
-
-def host_ip() -> str:
-    """The address pods reach the host on (hack/lib.sh host_ip)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.connect(("1.1.1.1", 80))  # UDP connect sends nothing; it only picks the route
-        return str(sock.getsockname()[0])
 
 
 def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:

@@ -131,6 +131,11 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             document = check_sweep_results(f"file://{store}", name, tmp_path / "results" / name)
             [row] = document["conditions"]
             assert row["n"] == len(trials) and row["pass_rate"] == pytest.approx(status["meanReward"]), (row, status)
+            if name == "demo-oracle":
+                assert document["failures"] == []
+            else:
+                assert {(f["task"], f["reason"]) for f in document["failures"]} == {
+                    ("reply-to-thread", "failed reply_to_thread")}
     finally:
         for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served
             kubectl_json_quiet(namespace, name)

@@ -1,7 +1,7 @@
 """buzzctl over bundles the operator itself wrote: summary (schema-valid, one row, every committed
 trial counted), failures, export read back against Harbor's fields (anchors.md §A1), the report,
-and every trial's evidence as a thread. Used by test_demo_bundles.py on this machine's demo
-store, and meant to be called by the e2e demo test on the store of the sweeps it just ran:
+and every trial's evidence as a thread. Called by the e2e demo test (tests/e2e/test_demo_path.py)
+on the store of the sweeps it just ran:
 
     check_sweep_results(f"file://{store}", name, tmp_path / name)
 """

@@ -26,8 +26,6 @@ from buzz_operator.condition import (
     verify_prompt_files,
     verify_prompts,
 )
-from buzz_operator.dataset import builtin_dataset_path, load_dataset
-from buzz_operator.dataset.task import Task
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.tenant_models import RelayTarget
@@ -125,16 +123,6 @@ async def load_endpoints(
         wanted = {config[e.endpoint].api_key_env for e in manifest.roster}
         keys = {name: stored[name] for name in sorted(wanted) if name in stored}
     return config, keys
-
-
-def load_tasks(spec: BuzzSweepSpec) -> tuple[str, list[Task]]:
-    """(dataset name, tasks) after include/exclude."""
-    if spec.dataset.builtin is None:
-        raise InputError("spec.dataset", "only the builtin dataset is served by this operator build")
-    tasks = load_dataset(builtin_dataset_path(), spec.include, spec.exclude)
-    if not tasks:
-        raise InputError("spec.include", "no task of the dataset matches include/exclude")
-    return "builtin", tasks
 
 
 async def _relay_secret(kube: Kube, namespace: str, ref: SecretKeyRef, field: str) -> str:

@@ -17,7 +17,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.runtime_inputs import load_tasks
+from buzz_operator.sweep.runtime_dataset import load_tasks
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 from buzz_operator.trial.names import relay_trial_id
 
@@ -56,7 +56,7 @@ async def test_janitor_reaps_orphans_and_keeps_live_objects(  # type: ignore[no-
     planned = plan_trials("jan", uid, manifest.sha256, ["hello-file", "user-mention"], 1)
     live, gone = planned[0].name, planned[1].name
     spec = BuzzSweepSpec.model_validate(body["spec"])
-    dataset, tasks = load_tasks(spec)
+    dataset, tasks = await load_tasks(kube, namespace, spec, None)  # type: ignore[arg-type]  # builtin: no store
     trial_spec = build_trial_spec(planned[0], task=next(t for t in tasks if t.name == planned[0].task),
                                   manifest=manifest, condition_hash=manifest.sha256, sweep=spec, dataset=dataset,
                                   default_stack_image="docker.io/buzz/stack:dev",

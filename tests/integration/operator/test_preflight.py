@@ -16,13 +16,13 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import canary, checks, runner
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
-from buzz_operator.sweep.runtime_inputs import load_tasks
+from buzz_operator.sweep.runtime_dataset import load_tasks
 
 
 async def _run(kube: Kube, namespace: str, body: dict[str, Any], store_url: str) -> dict[str, checks.CheckResult]:
     created = await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
     spec = BuzzSweepSpec.model_validate(body["spec"])
-    dataset, tasks = load_tasks(spec)
+    dataset, tasks = await load_tasks(kube, namespace, spec, None)  # type: ignore[arg-type]  # builtin: no store
     manifest = ExperimentManifest.load(spec.condition.inline or {})
     results = await runner.run_checks(kube, created, spec, manifest, tasks, store=open_store(store_url),
                                       dataset=dataset, stack_image="docker.io/buzz/stack:dev",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.sweep import runtime_dataset
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.runtime import validation_message
 from pydantic import ValidationError
@@ -41,7 +42,7 @@ async def refusal(body: dict) -> str | None:  # type: ignore[type-arg]
         if spec.endpoints is not None:  # the Secret is the cluster tier's business
             spec = spec.model_copy(update={"endpoints": spec.endpoints.model_copy(update={"secret_ref": None})})
         await inputs.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
-        inputs.load_tasks(spec)
+        await runtime_dataset.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]  # builtin: no I/O
     except inputs.InputError as error:
         return str(error)
     return None

@@ -33,6 +33,18 @@ class RelayError(RuntimeError):
     """The relay refused something (AUTH, a query) or could not be reached."""
 
 
+class RelayUnavailable(RelayError):
+    """The relay answered with a server-side failure (NIP-01's `error:` prefix, e.g. its
+    database is down). Unlike `invalid:` or `restricted:` this says nothing about the request,
+    so callers treat it as an outage to retry, not as a verdict on the trial."""
+
+
+def refusal(prefix: str, message: str) -> RelayError:
+    """The error for a relay's CLOSED / OK-false / AUTH refusal `message`."""
+    kind = RelayUnavailable if message.startswith("error:") else RelayError
+    return kind(f"{prefix}: {message}")
+
+
 class Subscription:
     """A live REQ: yields stored events, then new ones as they land. Survives reconnects
     (re-sent by the client; duplicates already yielded are skipped by event id)."""
@@ -176,7 +188,7 @@ class RelayClient:
                 reply = json.loads(await asyncio.wait_for(ws.recv(), self.timeout))
                 if isinstance(reply, list) and reply[:2] == ["OK", event["id"]]:
                     if reply[2] is not True:
-                        raise RelayError(f"AUTH refused: {reply[3] if len(reply) > 3 else ''}")
+                        raise refusal("AUTH refused", str(reply[3]) if len(reply) > 3 else "")
                     return ws
                 if isinstance(reply, list) and reply and reply[0] == "NOTICE":
                     log.info("relay notice during auth: %s", reply[1:])
@@ -242,7 +254,7 @@ class RelayClient:
             if sub is not None:
                 sub.closed = True
                 sub.eose.set()
-                sub.queue.put_nowait(RelayError(f"subscription closed: {msg[2] if len(msg) > 2 else ''}"))
+                sub.queue.put_nowait(refusal("subscription closed", str(msg[2]) if len(msg) > 2 else ""))
         elif head == "NOTICE":
             log.info("relay notice: %s", msg[1:])
 

@@ -8,12 +8,14 @@ import math
 import tempfile
 from pathlib import Path
 
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass
 from buzz_operator.condition.paths import REMOTE_EVIDENCE, REMOTE_LOGS
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting, read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
-from buzz_operator.relay.client import RelayError
+from buzz_operator.relay.client import RelayError, RelayUnavailable
 from buzz_operator.relay.evidence import dumps_evidence, export_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.trial.failures import StepFailure, classify_reason
@@ -62,8 +64,9 @@ async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str |
         if classify_reason(exc.reason) is FailureClass.INFRA:
             raise  # relay or Postgres down (tenant lookup): an outage, retried as a step, never "broken"
         return f"{type(exc).__name__}: {exc}"[:2000]
-    except (OSError, TimeoutError) as exc:
-        # the relay could not be reached at all: infra, not evidence the team's run failed to leave
+    except (OSError, TimeoutError, ConnectionClosed, InvalidHandshake, RelayUnavailable) as exc:
+        # The relay could not be reached, or answered `error:` (its Postgres is down): an outage,
+        # retried as a step — not evidence that the team's run failed to leave a record.
         raise StepFailure("RelayUnavailable", f"evidence export: {type(exc).__name__}: {exc}"[:300]) from exc
     except (RelayError, ProvisioningError) as exc:
         return f"{type(exc).__name__}: {exc}"[:2000]

@@ -158,3 +158,36 @@ async def test_same_second_messages_keep_arrival_order(relay, target, make_reque
         assert (await o.publish(answer))[0]
         got = await user.query([{"kinds": [9], "#h": [handle.channel_id]}])
     assert [e["id"] for e in got] == [question["id"], answer["id"]]
+
+
+async def test_export_during_a_storage_failure_is_an_outage_not_a_refusal(target, make_request, relay) -> None:
+    """The relay's database failing mid-sweep (the fault tier's Postgres outage) makes the relay
+    answer `CLOSED … error: storage failure`. That must surface as RelayUnavailable, which the
+    trial retries as infra — not as a plain refusal, which marks a Buzz-native trial broken."""
+    import asyncpg
+    from buzz_operator.relay.client import RelayError, RelayUnavailable
+
+    handle, secrets = await provision(target, make_request())
+    conn = await asyncpg.connect(relay.dsn)
+    try:
+        # a real server-side failure of the real relay: its events table disappears under it
+        await conn.execute("ALTER TABLE relay.events RENAME TO events_away")
+        try:
+            await export_evidence(target, handle, secrets, task_event_id=None, completion_message_id=None)
+        except RelayUnavailable as exc:
+            assert "error: storage failure" in str(exc)
+        else:
+            raise AssertionError("export succeeded while the relay's storage was gone")
+    finally:
+        await conn.execute("ALTER TABLE relay.events_away RENAME TO events")
+        await conn.close()
+    evidence = await export_evidence(target, handle, secrets, task_event_id=None, completion_message_id=None)
+    assert evidence["trial"]["channel_id"] == handle.channel_id
+    # a refusal about the request itself stays a plain RelayError (a verdict, not an outage)
+    async with _client(relay, secrets.user_secret_hex, secrets.user_auth_tag) as user:
+        try:
+            await user.query([{"kinds": ["nine"]}])
+        except RelayUnavailable:
+            raise AssertionError("an invalid filter was reported as an outage") from None
+        except RelayError as exc:
+            assert "invalid:" in str(exc)

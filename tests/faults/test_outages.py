@@ -187,7 +187,14 @@ async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
           f"{retried} infra retries with {kept_attempts} failed tries' evidence kept; during each outage "
           f"{ {k: sorted(v) for k, v in hit.items()} }")
     assert all(count > 0 for count in active_at.values()), active_at
-    assert zero == [], {n: statuses[n] for n in zero}
+    if zero:  # say why each was scored 0: its task, its status and what its verifier printed
+        why = {}
+        for n in zero:
+            stdout = await store.get(f"outages/{n}/verifier/test-stdout.txt") if \
+                "verifier/test-stdout.txt" in per_trial.get(n, []) else b""
+            why[n] = {k: statuses[n].get(k) for k in ("task", "outcome", "reason", "message", "retries", "stepRetries")}
+            why[n]["verifier"] = stdout.decode(errors="replace")[-1500:]
+        raise AssertionError(f"scored 0 during outages: {why}")
     assert all(s["phase"] in ("Succeeded", "Failed") for s in statuses.values())
     assert all(reason.startswith("infra/") for reason in failed.values()), failed
     # retries back off 5, 10, 20, 40, 80 s: a 30 s outage must not exhaust them

@@ -116,6 +116,9 @@ class RelayClient:
         self._connected = asyncio.Event()
         self._closing = False
         self._connect_lock = asyncio.Lock()
+        # connections lost since this client opened: a caller judging a run that ended badly
+        # asks whether the relay went away under it (an outage, not the team's doing)
+        self.disconnects = 0
         self._pending_ok: dict[str, asyncio.Future[tuple[bool, str]]] = {}
         self._subs: dict[str, Subscription] = {}
         self._ids = itertools.count(1)
@@ -204,6 +207,7 @@ class RelayClient:
             pass
         if self._closing:
             return
+        self.disconnects += 1
         self._connected.clear()
         self._fail_pending(ConnectionError("relay connection lost"))
         self._reconnect_task = asyncio.create_task(self._reconnect())

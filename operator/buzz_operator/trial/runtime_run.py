@@ -18,8 +18,8 @@ from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.ledger import TURN_END_MARKERS, USAGE_MARKER
 from buzz_operator.relay.client import RelayClient, RelayError
 from buzz_operator.relay.messages import KIND_MESSAGE, post_task, wait_for_done
-from buzz_operator.relay.tenant import client_as
-from buzz_operator.relay.tenant_models import TenantHandle
+from buzz_operator.relay.tenant import client_as, healthcheck
+from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import record, sh
@@ -90,6 +90,18 @@ async def _await_completion(
     return None, True
 
 
+async def _relay_trouble(ctx: TrialContext, user: RelayClient) -> str | None:
+    """Why the relay cannot be trusted for this run, or None: the run's own connection was lost
+    meanwhile, or the relay (or its Postgres) is not ready now."""
+    if user.disconnects:
+        return f"the relay connection was lost {user.disconnects} time(s) during the run"
+    try:
+        await healthcheck(ctx.relay)
+    except ProvisioningError as exc:
+        return f"the relay was not ready ({exc})"
+    return None
+
+
 async def settle_usage(ctx: TrialContext, pod: str) -> float:
     """§4.6: until each live seat has logged usage, at most 60 s; misses are not errors."""
     started = time.monotonic()
@@ -126,6 +138,10 @@ async def run(ctx: TrialContext, status: BuzzTrialStatus) -> Ran:
                 task_event_id = await post_task(user, handle.channel_id, handle.orchestrator.seat_id,
                                                 handle.orchestrator.pubkey, ctx.task.instruction)
             completion, timed_out = await _await_completion(ctx, pod, user, handle, since, _remaining_s(ctx, status))
+            if completion is None and not timed_out and (outage := await _relay_trouble(ctx, user)):
+                # A team that stops without DONE while the relay is away most likely lost a
+                # publish to the outage: the platform's failure, retried — never scored 0.
+                raise StepFailure("RelayUnavailable", f"the team stopped without DONE while {outage}"[:300])
     except (OSError, RelayError) as exc:
         raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
     await record(ctx, pod, {"active_finished": time.time(), "stopped_without_done": completion is None and not timed_out,

@@ -243,6 +243,7 @@ async def test_subscription_survives_relay_restart(db_dsn: str) -> None:
         cid = str(uuid.uuid4())
         assert (await client.publish(client.sign(9007, "", [["h", cid], ["name", "restart"]])))[0]
         sub = await client.subscribe([{"kinds": [9], "#h": [cid]}]).__aenter__()
+        assert client.disconnects == 0
     try:
         async with serve(config):  # same port, same database: the relay came back
             publisher = RelayClient(f"ws://127.0.0.1:{port}", kp, tag, host=f"localhost:{port}")
@@ -253,6 +254,8 @@ async def test_subscription_survives_relay_restart(db_dsn: str) -> None:
             assert event["content"] == "after restart"
             # and the original connection publishes again once reconnected
             assert (await client.publish(client.sign(9, "me too", [["h", cid]])))[0]
+            # counted, so a run that ended without DONE can tell the relay went away under it
+            assert client.disconnects == 1
     finally:
         await client.close()
 

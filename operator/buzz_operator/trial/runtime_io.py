@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.kube import exec as kexec
-from buzz_operator.kube import tar
+from buzz_operator.kube import objects, tar
 from buzz_operator.kube.exec import ExecResult
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
@@ -33,10 +33,26 @@ async def sh(
         return await kexec.run(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, script, env=env, stdin=stdin,
                                timeout_s=timeout_s)
     except kexec.ExecError as exc:
-        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+        raise await stream_broken(ctx, pod, exc) from exc
     except ApiException as exc:
         reason = "PodDeleted" if exc.status == 404 else "ApiServerUnavailable"
         raise StepFailure(reason, f"exec into {pod}: HTTP {exc.status}") from exc
+
+
+async def stream_broken(ctx: TrialContext, pod: str, error: Exception) -> StepFailure:
+    """Name what broke an exec stream: a stream usually breaks because its pod went away, and
+    "the pod was deleted" or "evicted" tells the user more than "the stream broke"."""
+    message = str(error)[:300]
+    try:
+        found = await objects.read_pod(ctx.kube, ctx.namespace, pod)
+    except Exception:  # the API server may be what failed; the stream's own error stands
+        return StepFailure("ExecStreamBroken", message)
+    if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+        return StepFailure("PodDeleted", f"pod {pod} was deleted: {message}"[:300])
+    status = found.get("status") or {}
+    if status.get("reason") == "Evicted":
+        return StepFailure("PodEvicted", f"pod {pod} was evicted: {status.get('message', '')}"[:300])
+    return StepFailure("ExecStreamBroken", message)
 
 
 async def upload_files(ctx: TrialContext, pod: str, destination: str, files: Mapping[str, Any]) -> None:
@@ -44,14 +60,14 @@ async def upload_files(ctx: TrialContext, pod: str, destination: str, files: Map
         await tar.upload(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, destination, tar.pack(files),
                          timeout_s=SHORT_S)
     except (tar.TarError, kexec.ExecError) as exc:
-        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+        raise await stream_broken(ctx, pod, exc) from exc
 
 
 async def download(ctx: TrialContext, pod: str, source: str, *, timeout_s: float = 120.0) -> dict[str, bytes]:
     try:
         return await tar.download(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, source, timeout_s=timeout_s)
     except (tar.TarError, kexec.ExecError) as exc:
-        raise StepFailure("ExecStreamBroken", str(exc)[:300]) from exc
+        raise await stream_broken(ctx, pod, exc) from exc
 
 
 async def record(ctx: TrialContext, pod: str, facts: Mapping[str, Any]) -> None:

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from buzz_operator.relay.bech32 import Bech32Error, decode_key
+
 # a pubkey written into text, bare or as a nostr: URI of the hex key
 _HEX64 = re.compile(r"(?:nostr:)?(?<![0-9a-fA-F])([0-9a-fA-F]{64})(?![0-9a-fA-F])")
+# or as NIP-19 `npub1…` (bare or NIP-21 `nostr:npub1…`), the way Nostr clients write mentions
+_NPUB = re.compile(r"(?:nostr:)?(?<![0-9a-z])(npub1[02-9ac-hj-np-z]{58})(?![0-9a-z])")
 INDENT = "    "
 
 
@@ -51,8 +55,17 @@ def _name(pubkey: str, names: Mapping[str, str]) -> str:
     return names.get(pubkey.lower(), pubkey[:8] + "…")
 
 
+def _npub_name(match: re.Match[str], names: Mapping[str, str]) -> str:
+    try:
+        pubkey = decode_key(match.group(1), "npub")
+    except Bech32Error:  # looks like an npub but its checksum fails: leave the text as written
+        return match.group(0)
+    return f"@{names[pubkey]}" if pubkey in names else match.group(0)
+
+
 def _resolve(content: str, names: Mapping[str, str]) -> str:
-    """Pubkeys written into message text (hex, bare or ``nostr:``) become ``@name``."""
+    """Pubkeys written into message text (hex or npub, bare or ``nostr:``) become ``@name``."""
+    content = _NPUB.sub(lambda m: _npub_name(m, names), content)
     return _HEX64.sub(
         lambda m: f"@{names[m.group(1).lower()]}" if m.group(1).lower() in names else m.group(0), content
     )

@@ -59,3 +59,14 @@ def test_real_demo_bundle_if_present() -> None:
     for path in sorted(Path("/var/lib/buzz-operator/bundles").glob("*/*/agent/buzz/buzz-evidence.json"))[:3]:
         text = render_thread(json.loads(path.read_text()))
         assert text.startswith("# ") and "(user)" in text
+
+
+def test_npub_mentions_in_text_become_names() -> None:
+    from buzz_operator.relay.bech32 import encode_npub
+
+    known, stranger = encode_npub("dd" * 32), encode_npub("ab" * 32)
+    broken = known[:-1] + ("q" if known[-1] != "q" else "p")  # checksum no longer matches
+    document = evidence(TrialPlan("t", 1), "s")
+    document["messages"][0]["content"] = f"ask nostr:{known}, not {stranger}; also {broken}"
+    line = thread(document)[0]
+    assert line.content == f"ask @John Vincent Doe, not {stranger}; also {broken}"

@@ -96,3 +96,30 @@ async def sweep_store_url(namespace: str, sweep: str) -> str:
     body = await with_kube(lambda kube: get_sweep(kube, namespace, sweep))
     url = ((body.get("spec") or {}).get("storage") or {}).get("url")
     return str(url or os.environ.get(STORAGE_URL_ENV) or DEFAULT_STORAGE_URL)
+
+
+# While a trial is in these phases its pod holds the seats' logs; later they are in the bundle.
+LIVE_PHASES = frozenset({"Launching", "Running", "Collecting", "Grading", "Bundling"})
+TASK_CONTAINER = "task"
+
+
+async def live_seat_logs(kube: Kube, namespace: str, trial: dict[str, Any]) -> tuple[str, dict[str, bytes]] | None:
+    """(pod, the seats' log files by name) read from the trial's pod while it runs; None when
+    the trial has no live pod (not started, finished, or its pod already gone)."""
+    from buzz_operator.condition.paths import REMOTE_LOGS
+    from buzz_operator.kube import exec as kexec
+    from buzz_operator.kube import tar
+
+    status = trial.get("status") or {}
+    pod = status.get("pod")
+    if status.get("phase") not in LIVE_PHASES or not pod:
+        return None
+    try:
+        files = await tar.download(kube, namespace, pod, TASK_CONTAINER, REMOTE_LOGS, timeout_s=REQUEST_TIMEOUT)
+    except ApiException as error:
+        if error.status in (400, 404):  # the pod is gone or its container no longer runs
+            return None
+        raise
+    except (tar.TarError, kexec.ExecError):  # the pod went away under the exec: read the bundle
+        return None
+    return pod, files

@@ -1,4 +1,5 @@
-"""buzzctl trial — logs, evidence, bundle of one trial, read from its bundle in the store.
+"""buzzctl trial — logs, evidence, bundle of one trial, read from its bundle in the store
+(and `logs` live from the trial's pod while it runs).
 
 The trial is found by ``--sweep`` (with ``--store``, no cluster needed) or, without it, from
 its BuzzTrial (spec.sweepName, and the sweep's store).
@@ -9,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +21,9 @@ from buzz_operator.results import render_thread
 from buzz_operator.results.files import AGENT_DIR, EVIDENCE, TRANSCRIPT, is_agent_log
 from buzz_operator.results.trial import load_json
 from buzz_operator.storage import ObjectStore
+
+if TYPE_CHECKING:  # the Kubernetes client is imported only when the cluster must be asked
+    from buzz_operator.kube.client import Kube
 
 app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
 
@@ -57,22 +61,39 @@ async def _locate(
 def logs(
     trial: TrialName,
     seat: Annotated[str | None, typer.Option("--seat", help="Only this seat (e.g. lead-1).")] = None,
+    from_bundle: Annotated[
+        bool, typer.Option("--bundle", help="Read the committed bundle even while the trial's pod runs.")
+    ] = False,
     sweep: SweepOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = "default",
 ) -> None:
-    """Every seat's stdout and stderr log from the bundle, each under a header."""
+    """Every seat's stdout and stderr log, each under a header: live from the trial's pod while
+    it runs (found through the cluster), otherwise from its bundle."""
+
+    def wanted(name: str) -> bool:
+        return is_agent_log(f"{AGENT_DIR}/{name}") and (seat is None or name.split(".")[0] == seat)
+
+    async def live() -> list[tuple[str, bytes]] | None:
+        from buzz_operator.cli.cluster import get_trial, live_seat_logs, with_kube
+
+        async def read(kube: Kube) -> tuple[str, dict[str, bytes]] | None:
+            body = await get_trial(kube, namespace, trial)
+            return None if body is None else await live_seat_logs(kube, namespace, body)
+
+        found = await with_kube(read)
+        if found is None:
+            return None
+        pod, files = found
+        return [(f"{name} (live from pod {pod})", data) for name, data in sorted(files.items()) if wanted(name)]
 
     async def run() -> list[tuple[str, bytes]]:
+        if sweep is None and not from_bundle and (found := await live()) is not None:
+            return found
         objects, prefix = await _locate(trial, sweep, store, namespace)
         keys = await guarded("listing logs", objects.list(f"{prefix}/{AGENT_DIR}"))
-        wanted = [
-            key
-            for key in keys
-            if is_agent_log(key[len(prefix) + 1 :])
-            and (seat is None or key.rsplit("/", 1)[1].split(".")[0] == seat)
-        ]
-        return [(key.rsplit("/", 1)[1], await guarded(f"reading {key}", objects.get(key))) for key in wanted]
+        chosen = [key for key in keys if is_agent_log(key[len(prefix) + 1 :]) and wanted(key.rsplit("/", 1)[1])]
+        return [(key.rsplit("/", 1)[1], await guarded(f"reading {key}", objects.get(key))) for key in chosen]
 
     found = asyncio.run(run())
     if not found:

@@ -98,7 +98,7 @@ class Kubelet:
                 if exc.status != 410:
                     raise
             finally:
-                stream.stop()
+                await stream.close()  # each Watch owns an aiohttp session
 
     async def work(self) -> None:
         body = {"status": {"phase": "Succeeded", "outcome": "ok", "reward": 1.0,

@@ -69,7 +69,7 @@ async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
             if (event["object"].status.phase or "") == "Running":
                 break
     finally:
-        stream.stop()
+        await stream.close()  # each Watch owns an aiohttp session
     while True:
         try:
             result = await kexec.run(kube, namespace, name, "task", "true", timeout_s=10)
@@ -102,7 +102,7 @@ class PhaseClock:
                     if phase and phase not in phases:
                         phases[phase] = now
             finally:
-                stream.stop()
+                await stream.close()  # each Watch owns an aiohttp session
 
 
 async def run(args: argparse.Namespace, tmp: Path) -> int:

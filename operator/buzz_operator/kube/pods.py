@@ -82,19 +82,19 @@ async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: floa
             if state.ready or state.reason is not None:
                 return state
             assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
-            stream = watch.Watch()
-            try:
-                async for event in stream.stream(
-                    kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
-                    resource_version=pod["metadata"]["resourceVersion"], timeout_seconds=30,
-                ):
-                    obj = event.get("raw_object") or {}
-                    state = pod_state(None if event["type"] == "DELETED" else obj)
-                    if state.ready or state.reason is not None:
-                        return state
-            except ApiException as exc:
-                if exc.status != GONE:  # 410: the version is too old; read again and re-watch
-                    raise
-                await asyncio.sleep(poll)
-            finally:
-                stream.stop()
+            # closed, not only stopped: every Watch owns an ApiClient (an aiohttp session) of
+            # its own, and one leaked per trial launch was an "Unclosed client session" each
+            async with watch.Watch() as stream:
+                try:
+                    async for event in stream.stream(
+                        kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
+                        resource_version=pod["metadata"]["resourceVersion"], timeout_seconds=30,
+                    ):
+                        obj = event.get("raw_object") or {}
+                        state = pod_state(None if event["type"] == "DELETED" else obj)
+                        if state.ready or state.reason is not None:
+                            return state
+                except ApiException as exc:
+                    if exc.status != GONE:  # 410: the version is too old; read again and re-watch
+                        raise
+                    await asyncio.sleep(poll)

@@ -99,3 +99,28 @@ async def test_concurrent_execs_share_one_client(kube: Kube, namespace: str, she
     results = await asyncio.gather(*(kexec.run(kube, namespace, shell_pod, "task", f"echo {i}", timeout_s=30)
                                      for i in range(8)))
     assert [r.stdout for r in results] == [f"{i}\n".encode() for i in range(8)]
+
+
+
+async def test_waiting_for_a_pod_leaves_no_client_session_open(kube: Kube, namespace: str) -> None:
+    # every kubernetes_asyncio Watch owns an ApiClient with an aiohttp session; a Watch that is
+    # only stopped leaked one per trial launch ("Unclosed client session" in the operator log).
+    # aiohttp reports a session collected while open through the loop's exception handler.
+    import gc
+
+    loop = asyncio.get_running_loop()
+    reported: list[str] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(str(context.get("message"))))
+    try:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waited"},
+               "spec": {"automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0, "containers": [{
+                   "name": "task", "image": IMAGE, "imagePullPolicy": "Never",
+                   "command": ["sh", "-c", 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done']}]}}
+        await create_pod(kube, namespace, pod)
+        state = await wait_running(kube, namespace, "waited", timeout_s=120)  # just created: it watches
+        assert state.ready, state
+        gc.collect()
+    finally:
+        loop.set_exception_handler(previous)
+    assert [m for m in reported if "Unclosed" in m] == []

@@ -4,7 +4,6 @@ the same setup as tests/integration/operator/conftest.py, without pytest."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -24,8 +23,8 @@ from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import devrelay, objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
-from buzz_operator.relay.tenant import healthcheck
-from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
+from buzz_operator.relay.tenant import await_healthy
+from buzz_operator.relay.tenant_models import RelayTarget
 
 ROOT = Path(__file__).resolve().parents[1]
 RELAY_URL = "ws://localhost:3600"
@@ -80,13 +79,7 @@ async def stage(kube: Kube, prefix: str, *, finalized: tuple[str, ...] = ("buzzt
             database_url=with_database(admin_dsn, database, host=host_ip()))
         target = RelayTarget(url=RELAY_URL, owner_secret_hex=owner.secret_hex,
                              pg_dsn=with_database(admin_dsn, database), connect_url=f"ws://{relay.target}")
-        for _ in range(120):  # kube-proxy programs the ClusterIP a moment after the Endpoints appear
-            try:
-                await healthcheck(target)
-                break
-            except ProvisioningError:
-                await asyncio.sleep(0.5)
-        await healthcheck(target)
+        await await_healthy(target, timeout_s=60)
         api_key = f"standin-{secrets.token_hex(16)}"
         await objects.create_secret(kube, namespace, objects.secret_body(
             "relay-owner", {"owner-key": owner.secret_hex, "postgres-dsn": target.pg_dsn}, labels={}, owner=None))

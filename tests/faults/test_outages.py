@@ -30,8 +30,8 @@ from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.kube import devrelay, objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
-from buzz_operator.relay.tenant import healthcheck
-from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
+from buzz_operator.relay.tenant import await_healthy
+from buzz_operator.relay.tenant_models import RelayTarget
 from buzz_operator.storage import open_store
 from buzz_operator.storage.s3_admin import ensure_bucket
 from kopf.testing import KopfRunner
@@ -76,12 +76,7 @@ async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
     relay = await devrelay.deploy(kube, namespace, **relay_args)  # type: ignore[arg-type]
     target = RelayTarget(url=RELAY_URL, owner_secret_hex=owner.secret_hex, pg_dsn=dsn,
                          connect_url=f"ws://{relay.target}")
-    for _ in range(120):
-        try:
-            await healthcheck(target)
-            break
-        except ProvisioningError:
-            await asyncio.sleep(0.5)
+    await await_healthy(target, timeout_s=60)
     # --- the private S3 server and the sweep's Secrets
     s3 = dict(line.split("=", 1) for line in private_s3.hack("env").splitlines() if "=" in line)
     bucket = "outages"

@@ -23,8 +23,8 @@ from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.relay.nostr import Keypair
-from buzz_operator.relay.tenant import healthcheck
-from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
+from buzz_operator.relay.tenant import await_healthy
+from buzz_operator.relay.tenant_models import RelayTarget
 
 ROOT = Path(__file__).resolve().parents[2]  # tests/support/ → the repository
 RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
@@ -124,14 +124,7 @@ async def cluster_relay(kube: Kube, namespace: str, relay_db: str, pg_dsn: str) 
     )
     target = RelayTarget(url=RELAY_URL, owner_secret_hex=owner.secret_hex,
                          pg_dsn=with_database(pg_dsn, relay_db), connect_url=f"ws://{relay.target}")
-    # kube-proxy programs the ClusterIP a moment after the Endpoints appear
-    for _ in range(120):
-        try:
-            await healthcheck(target)
-            break
-        except ProvisioningError:
-            await asyncio.sleep(0.5)
-    await healthcheck(target)
+    await await_healthy(target, timeout_s=60)
     return ClusterRelay(relay, target, owner)
 
 

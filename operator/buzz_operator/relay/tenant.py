@@ -222,3 +222,18 @@ async def healthcheck(target: RelayTarget) -> None:
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         raise ProvisioningError(f"postgres healthcheck failed: {type(exc).__name__}") from exc
 
+
+
+async def await_healthy(target: RelayTarget, *, timeout_s: float, poll_s: float = 0.5) -> None:
+    """`healthcheck` until it passes; after `timeout_s` its last ProvisioningError is raised. For a
+    relay that was just started — kube-proxy programs a ClusterIP a moment after the Endpoints
+    appear, and a relay process needs a moment to bind."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        try:
+            await healthcheck(target)
+            return
+        except ProvisioningError:
+            if asyncio.get_running_loop().time() >= deadline:
+                raise
+            await asyncio.sleep(poll_s)

@@ -11,7 +11,14 @@ import asyncpg
 import pytest
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.nostr import Keypair, verify_auth_tag
-from buzz_operator.relay.tenant import _plan, _provision_on_relay, healthcheck, provision, teardown
+from buzz_operator.relay.tenant import (
+    _plan,
+    _provision_on_relay,
+    await_healthy,
+    healthcheck,
+    provision,
+    teardown,
+)
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 
 
@@ -148,3 +155,7 @@ async def test_healthcheck_reports_relay_and_postgres_failures(target, relay) ->
     missing_db = relay.dsn.rsplit("/", 1)[0] + "/no_such_database_here"
     with pytest.raises(ProvisioningError, match="postgres healthcheck failed"):
         await healthcheck(replace(target, pg_dsn=missing_db))
+    # waiting for readiness: returns at once when ready, gives up with the last reason when not
+    await await_healthy(target, timeout_s=5)
+    with pytest.raises(ProvisioningError, match="relay readiness unreachable"):
+        await await_healthy(replace(target, connect_url=f"ws://127.0.0.1:{closed_port}"), timeout_s=0.5, poll_s=0.1)

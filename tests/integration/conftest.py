@@ -4,7 +4,6 @@ hack/ script when it is not running yet (idempotent), so a single test can be ru
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,36 +13,7 @@ RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
 # set before anything imports kubernetes_asyncio, which reads KUBECONFIG once at import time
 os.environ.setdefault("KUBECONFIG", str(RUN / "pki" / "kubeconfig"))
 
-
-def _hack(*args: str) -> str:
-    return subprocess.run(
-        ["bash", str(ROOT / "hack" / args[0]), *args[1:]],
-        check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    ).stdout.strip()
-
-
-@pytest.fixture(scope="session")
-def pg_dsn() -> str:
-    """DSN of the throwaway Postgres (hack/postgres.sh). Each test should use its own schema or
-    database objects keyed by a random id; the cluster is shared by the session."""
-    if dsn := os.environ.get("BUZZ_PG_DSN"):
-        return dsn
-    _hack("postgres.sh", "up")
-    return _hack("postgres.sh", "dsn")
-
-
-@pytest.fixture(scope="session")
-def kubeconfig() -> str:
-    """The local cluster's kubeconfig (hack/cluster-up.sh, a no-op when it already runs); exported
-    as KUBECONFIG so kubectl, kopf and kubernetes_asyncio all talk to it."""
-    path = os.environ.get("KUBECONFIG") or str(RUN / "pki" / "kubeconfig")
-    if not os.environ.get("BUZZ_SKIP_CLUSTER_UP"):
-        _hack("cluster-up.sh")
-    os.environ["KUBECONFIG"] = path
-    kbin = Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "k8s" / "bin"
-    # the kubectl built with the cluster matches its version; prefer it over any on PATH
-    os.environ["PATH"] = f"{kbin}:{os.environ['PATH']}"
-    return path
+from tests.support.cluster import hack, kubeconfig, pg_dsn  # noqa: E402, F401  (the cluster and Postgres, shared)
 
 
 class S3Server:
@@ -71,8 +41,8 @@ def s3_server() -> S3Server:
     """The S3-speaking test server (hack/s3.sh: moto in its own venv, started when not running).
     Tests take a bucket each with `s3_server.fresh_bucket()`, so they never see each other's
     objects and need no cleanup (the server keeps its data in memory)."""
-    _hack("s3.sh", "up")
-    settings = dict(line.split("=", 1) for line in _hack("s3.sh", "env").splitlines() if "=" in line)
+    hack("s3.sh", "up")
+    settings = dict(line.split("=", 1) for line in hack("s3.sh", "env").splitlines() if "=" in line)
     return S3Server(
         endpoint=settings["BUZZ_S3_ENDPOINT"],
         access_key=settings["BUZZ_S3_ACCESS_KEY"],

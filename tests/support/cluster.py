@@ -8,7 +8,6 @@ that registers kopf handlers, so in-process operators started by tests see only 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import subprocess
@@ -17,7 +16,6 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 import pytest
 from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import devrelay
@@ -26,36 +24,46 @@ from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
 from buzz_operator.relay.tenant_models import RelayTarget
 
+from tests.support.databases import scratch_database
+
 ROOT = Path(__file__).resolve().parents[2]  # tests/support/ → the repository
 RUN = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
 os.environ.setdefault("KUBECONFIG", str(RUN / "pki" / "kubeconfig"))
 RELAY_URL = "ws://localhost:3600"
 
 
-def _hack(*args: str) -> str:
+def hack(*args: str) -> str:
+    """Run hack/<script> with `args` (the project's own idempotent service scripts); its stdout."""
     return subprocess.run(["bash", str(ROOT / "hack" / args[0]), *args[1:]], check=True, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL).stdout.strip()
 
 
 @pytest.fixture(scope="session")
 def pg_dsn() -> str:
+    """DSN of the throwaway Postgres (hack/postgres.sh). Each test should use its own schema or
+    database objects keyed by a random id; the cluster is shared by the session."""
     if dsn := os.environ.get("BUZZ_PG_DSN"):
         return dsn
-    _hack("postgres.sh", "up")
-    return _hack("postgres.sh", "dsn")
+    hack("postgres.sh", "up")
+    return hack("postgres.sh", "dsn")
 
 
 @pytest.fixture(scope="session")
 def kubeconfig() -> str:
+    """The local cluster's kubeconfig (hack/cluster-up.sh, a no-op when it already runs); exported
+    as KUBECONFIG so kubectl, kopf and kubernetes_asyncio all talk to it."""
+    path = os.environ.get("KUBECONFIG") or str(RUN / "pki" / "kubeconfig")
     if not os.environ.get("BUZZ_SKIP_CLUSTER_UP"):
-        _hack("cluster-up.sh")
+        hack("cluster-up.sh")
+    os.environ["KUBECONFIG"] = path
     kbin = Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "k8s" / "bin"
+    # the kubectl built with the cluster matches its version; prefer it over any on PATH
     os.environ["PATH"] = f"{kbin}:{os.environ['PATH']}"
-    return os.environ["KUBECONFIG"]
+    return path
 
 
-def kubectl(*args: str) -> str:
-    return subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True).stdout
+def kubectl(*args: str, stdin: str | None = None) -> str:
+    return subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True, input=stdin).stdout
 
 
 @pytest.fixture(scope="session")
@@ -94,18 +102,8 @@ def namespace(kubeconfig: str, request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture
 def relay_db(pg_dsn: str, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = f"{_tier(request)}relay_{secrets.token_hex(6)}"
-
-    async def admin(sql: str) -> None:
-        conn = await asyncpg.connect(pg_dsn)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    yield name
-    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with scratch_database(pg_dsn, f"{_tier(request)}relay_{secrets.token_hex(6)}") as name:
+        yield name
 
 
 @dataclass(frozen=True)

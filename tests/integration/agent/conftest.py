@@ -18,9 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
 import yaml
 from buzz_operator.condition import (
@@ -32,6 +30,7 @@ from buzz_operator.condition import (
     teammates_of,
 )
 from buzz_operator.dataset import load_task
+from buzz_operator.dev.localstack import with_database
 from buzz_operator.dev.relay import RelayConfig, serve
 from buzz_operator.dev.stack.build import build_stack
 from buzz_operator.relay.client import RelayClient
@@ -46,6 +45,8 @@ from buzz_operator.relay.tenant_models import (
     TenantRequest,
     TenantSecrets,
 )
+
+from tests.support.databases import scratch_database
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
@@ -71,19 +72,8 @@ def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def agent_db(pg_dsn: str) -> Iterator[str]:
-    name = f"agent_{secrets.token_hex(6)}"
-
-    async def admin(sql: str) -> None:
-        conn = await asyncpg.connect(pg_dsn)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    parts = urlsplit(pg_dsn)
-    yield urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
-    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with scratch_database(pg_dsn, f"agent_{secrets.token_hex(6)}") as name:
+        yield with_database(pg_dsn, name)
 
 
 @dataclass(frozen=True)

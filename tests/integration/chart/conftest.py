@@ -3,7 +3,6 @@ relay database per module, and the stand-in condition objects a sample sweep nam
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import subprocess
@@ -11,12 +10,11 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
-from buzz_operator.dev.localstack import host_ip
+from buzz_operator.dev.localstack import host_ip, with_database
 
+from tests.support.databases import scratch_database
 from tests.unit.chart.chartlib import CHART, ROOT, helm_bin, kubectl_bin
 
 
@@ -85,20 +83,8 @@ def chart_namespace(kubeconfig: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def relay_dsn(pg_dsn: str) -> Iterator[str]:
     """A fresh database on the host's Postgres, as pods reach it (the host's bridge address)."""
-    database = f"chart_{secrets.token_hex(6)}"
-
-    async def admin(sql: str) -> None:
-        conn = await asyncpg.connect(pg_dsn)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{database}"'))
-    parts = urlsplit(pg_dsn)
-    userinfo = parts.netloc.rpartition("@")[0]
-    yield urlunsplit((parts.scheme, f"{userinfo}@{host_ip()}:{parts.port or 5432}", f"/{database}", "", ""))
-    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+    with scratch_database(pg_dsn, f"chart_{secrets.token_hex(6)}") as database:
+        yield with_database(pg_dsn, database, host=host_ip())
 
 
 def condition_objects(api_key: str) -> list[dict[str, Any]]:

@@ -31,7 +31,9 @@ RELAY_URL = "ws://localhost:3600"
 
 
 def kubectl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    binary = shutil.which("kubectl", path=str(Path.home() / ".cache/buzz-operator/k8s/bin")) or "kubectl"
+    # cluster-up links $RUN/bin to the running cluster's binaries; its kubectl matches the server
+    run = Path(os.environ.get("BUZZ_RUN", "/var/tmp/buzz-operator"))
+    binary = shutil.which("kubectl", path=str(run / "bin")) or "kubectl"
     return subprocess.run([binary, *args], check=check, capture_output=True, text=True)
 
 

@@ -1,45 +1,71 @@
 #!/bin/bash
-# Build the Kubernetes v1.20.2 server binaries (and kubectl, kube-proxy) from Debian 12's own
-# source package, offline after apt. See shared/reference/k8s-test-infra.md §1c and Appendix A.
-# Skips the build when every binary is already in the cache.
+# Build Kubernetes $K8S_VERSION (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+# kube-proxy, kubectl) from the Go module proxy with the machine's Go (/usr/local/go, >= 1.26).
+#
+# k8s.io/kubernetes is a Go module, but its go.mod requires every staging module (k8s.io/api,
+# k8s.io/client-go, ...) at v0.0.0 and replaces them with ./staging/src/..., which a module zip
+# does not carry. A wrapper module therefore requires k8s.io/kubernetes at the release and
+# replaces each v0.0.0 staging requirement with the same release's published tag
+# (v1.X.Y -> v0.X.Y), as docs/local-cluster.md describes.
+#
+# Binaries land in $K8S_BIN (keyed by version under ~/.cache/buzz-operator); a second run
+# builds nothing. Its Go build cache is removed afterwards (3 GB); the module cache is kept.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-mkdir -p "$BIN"
+mkdir -p "$K8S_BIN"
 missing=""
-for b in $K8S_BINARIES pause; do [ -x "$BIN/$b" ] || missing="$missing $b"; done
-[ -z "$missing" ] && { log "k8s binaries cached in $BIN"; exit 0; }
-log "building k8s $K8S_VERSION:$missing (cold build takes about 11 minutes on 2 cores)"
-need_disk "$K8S" 4000 "the Kubernetes build"
-command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] && command -v rsync >/dev/null \
-  || die "the build needs golang-go, golang-github-modern-go-reflect2-dev and rsync; run hack/deps.sh"
-cd "$K8S"
-mkdir -p apt/parts apt/lists/partial
-# deb-src for the machine's own Debian sources, in a private apt config (system config untouched)
-sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > apt/parts/debian-src.sources
-O="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$K8S/apt/parts -o Dir::State::Lists=$K8S/apt/lists -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache="
-if [ ! -d src/cmd/kube-apiserver ]; then
-  apt-get $O update -q >/dev/null
-  rm -rf src
-  apt-get $O source -q --download-only "kubernetes=$K8S_DEB_VERSION" >/dev/null 2>&1 \
-    || die "apt-get source kubernetes=$K8S_DEB_VERSION failed; is the Debian archive reachable?"
-  dpkg-source -x "kubernetes_$K8S_DEB_VERSION.dsc" src >/dev/null 2>&1
-  rm -f kubernetes_*.tar.* kubernetes_*.dsc
+for b in $K8S_BINARIES; do [ -x "$K8S_BIN/$b" ] || missing="$missing $b"; done
+[ -x "$K8S_BIN/pause" ] || missing="$missing pause"
+[ -z "$missing" ] && { log "k8s $K8S_VERSION binaries cached in $K8S_BIN"; exit 0; }
+log "building k8s $K8S_VERSION:$missing from the Go module proxy (cold: about 20 minutes on 2 cores)"
+need_disk "$CACHE" 6000 "the Kubernetes build"
+use_go
+W=$K8S/build-$K8S_VERSION
+mkdir -p "$W"
+cd "$W"
+export GOCACHE=$W/gocache   # its own, removed at the end (3 GB) without touching other builds
+staging_tag="v0.${K8S_VERSION#*.}"
+if [ ! -f go.sum ] || ! grep -q "k8s.io/kubernetes v$K8S_VERSION" go.mod 2>/dev/null; then
+  rm -f go.mod go.sum
+  go mod init buzz-operator.local/k8s-build >/dev/null 2>&1
+  go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" > kubernetes.json || die "go mod download k8s.io/kubernetes@v$K8S_VERSION failed; is the Go module proxy reachable?"
+  kmod=$(sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p' kubernetes.json)
+  gover=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$kmod")
+  {
+    echo "module buzz-operator.local/k8s-build"
+    echo
+    echo "go $gover"
+    echo
+    sed -n 's/^godebug /godebug /p' "$kmod"
+    echo
+    echo "require k8s.io/kubernetes v$K8S_VERSION"
+    echo
+    echo "replace ("
+    # every staging module the release requires at v0.0.0, at the release's own tag
+    awk '/^\tk8s.io\/[a-z0-9-]+ v0.0.0$/ {print "\t" $1 " => " $1 " '"$staging_tag"'"}' "$kmod"
+    echo ")"
+  } > go.mod
+  # resolve the build list of the commands themselves (main packages cannot be imported)
+  # shellcheck disable=SC2046
+  go get $(for b in $K8S_BINARIES; do echo "k8s.io/kubernetes/cmd/$b@v$K8S_VERSION"; done) > "$W/get.log" 2>&1 \
+    || { tail -20 "$W/get.log" >&2; die "resolving k8s.io/kubernetes v$K8S_VERSION's dependencies failed; log in $W/get.log"; }
 fi
-cd src
-# vendored reflect2 v1.0.1 segfaults under Go >= 1.18 (json-iterator map encoding); use Debian's 1.0.2
-rm -rf vendor/github.com/modern-go/reflect2 && mkdir vendor/github.com/modern-go/reflect2
-cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.go vendor/github.com/modern-go/reflect2/
-rm -f vendor/github.com/modern-go/reflect2/*_test.go
-export GOPATH=$PWD/.go CGO_ENABLED=0 GOPROXY=off GOFLAGS= HOME=$K8S/home GOCACHE=$K8S/gocache
-mkdir -p .go/src/k8s.io "$HOME"; ln -sfn ../../.. .go/src/k8s.io/kubernetes
-WHAT=""
-for b in $missing; do [ "$b" = pause ] || WHAT="$WHAT cmd/$b"; done
-if [ -n "$WHAT" ]; then
-  make WHAT="${WHAT# }" > "$K8S/build.log" 2>&1 || { tail -30 "$K8S/build.log" >&2; die "k8s build failed; full log in $K8S/build.log"; }
-  for b in $WHAT; do cp "_output/bin/$(basename "$b")" "$BIN/"; done
+pkgs=""
+for b in $missing; do [ "$b" = pause ] || pkgs="$pkgs k8s.io/kubernetes/cmd/$b"; done
+if [ -n "$pkgs" ]; then
+  V=k8s.io/component-base/version
+  LDF="-s -w -X $V.gitVersion=v$K8S_VERSION -X $V.gitMajor=${K8S_VERSION%%.*} -X $V.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)"
+  LDF="$LDF -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z"
+  LDF="$LDF -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
+  # shellcheck disable=SC2086
+  CGO_ENABLED=0 go build -mod=mod -trimpath -tags providerless,dockerless -ldflags "$LDF" -o "$K8S_BIN/" $pkgs > "$W/build.log" 2>&1 \
+    || { tail -30 "$W/build.log" >&2; die "k8s build failed; full log in $W/build.log"; }
 fi
-cc -Os -static -o "$BIN/pause" build/pause/linux/pause.c
-# the Go build cache is 2 GB and only speeds up a rebuild that the cache check above avoids
-rm -rf "$K8S/gocache" _output
-log "k8s binaries ready in $BIN"
+if [ ! -x "$K8S_BIN/pause" ]; then
+  kdir=$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+  cc -Os -static -o "$K8S_BIN/pause" "$kdir/build/pause/linux/pause.c"
+fi
+"$K8S_BIN/kube-apiserver" --version | grep -q "v$K8S_VERSION" || die "built kube-apiserver does not report v$K8S_VERSION"
+rm -rf "$GOCACHE" "$W/build.log"
+log "k8s $K8S_VERSION binaries ready in $K8S_BIN"

@@ -13,6 +13,7 @@ if pid_alive kubelet && kc get --raw /readyz >/dev/null 2>&1; then
   # let the kubelet do CNI DEL and unmount volumes while it still can
   timeout 90 "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" delete pods --all -A --grace-period=1 --wait=true --timeout=60s >/dev/null 2>&1 || true
 fi
+stop kube-router
 stop kube-proxy
 stop kubelet
 if [ -S "$CTRD_SOCK" ]; then
@@ -30,11 +31,13 @@ for root in "$RUN" "$CTRD_ROOT"; do
 done
 for p in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop $p; done
 ip link del "$BR" 2>/dev/null
-for t in nat filter mangle; do
+for t in nat filter mangle raw; do
   for c in $(iptables -t $t -S 2>/dev/null | awk '/^-N (KUBE-|CNI-)/{print $2}'); do iptables -t $t -F "$c"; done
   iptables -t $t -S 2>/dev/null | awk '/^-A [A-Z]+ .*-j (KUBE-|CNI-)/' | sed 's/^-A/-D/' | while read -r r; do eval iptables -t $t "$r"; done
   for c in $(iptables -t $t -S 2>/dev/null | awk '/^-N (KUBE-|CNI-)/{print $2}'); do iptables -t $t -X "$c" 2>/dev/null; done
 done
+# kube-router's ipsets (KUBE-SRC-*, KUBE-DST-*, kube-router-*), once no rule refers to them
+for s in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router)'); do ipset destroy "$s" 2>/dev/null; done
 for h in /sys/fs/cgroup/*/; do for g in kubepods k8s.io; do
   [ -d "$h$g" ] && find "$h$g" -depth -type d -exec rmdir {} \; 2>/dev/null; done; done
 for s in $SYSCTLS; do

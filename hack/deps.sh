@@ -3,8 +3,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-PKGS="etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
-golang-go golang-github-modern-go-reflect2-dev rsync dpkg-dev debootstrap buildah skopeo
+# The machine's own suite. etcd and containerd come from Debian 13 (hack/debian-pkgs.sh), and
+# Kubernetes and kube-router are built with the machine's Go (hack/build-k8s.sh, build-netpol.sh).
+PKGS="runc containernetworking-plugins iptables ipset conntrack curl dpkg-dev debootstrap buildah skopeo
 postgresql iproute2 openssl jq bc tmux chromium"
 missing=""
 for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"; done

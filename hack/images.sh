@@ -10,7 +10,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BASE_IMAGE=docker.io/buzz/debian-py:bookworm
-PAUSE_IMAGE=registry.k8s.io/pause:3.6
 OPERATOR_IMAGE=docker.io/buzz/operator:dev
 STACK_IMAGE=docker.io/buzz/stack:dev
 RELAY_IMAGE=docker.io/buzz/dev-relay:dev

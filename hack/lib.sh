@@ -1,10 +1,19 @@
 # Shared settings for the local stack scripts. Sourced, never executed.
 # Everything heavy lives outside the clone so a fresh clone on the same machine reuses it.
 CACHE=${BUZZ_CACHE:-$HOME/.cache/buzz-operator}
-K8S_VERSION=1.20.2
-K8S_DEB_VERSION=1.20.5+really1.20.2-1.1+deb12u1
-K8S=$CACHE/k8s                 # build tree and binaries
-BIN=$K8S/bin
+# Kubernetes built from the Go module proxy (hack/build-k8s.sh); docs/local-cluster.md says why
+# this version. BUZZ_K8S_VERSION picks another served release (e.g. the oldest supported minor).
+K8S_VERSION=${BUZZ_K8S_VERSION:-1.37.2}
+K8S=$CACHE/k8s                 # build trees and binaries, one directory per version
+K8S_BIN=$K8S/v$K8S_VERSION/bin
+BIN=$K8S_BIN
+# Packages taken from a named Debian suite, unpacked (hack/debian-pkgs.sh), whatever the machine runs
+DEBIAN_EXTRA_SUITE=trixie
+DEBIAN_EXTRA_PKGS="etcd-server etcd-client containerd"
+KUBE_ROUTER_VERSION=2.1.0      # NetworkPolicy enforcer (hack/build-netpol.sh says why this one)
+KUBE_ROUTER_LIFTS="golang.org/x/net@v0.62.0 golang.org/x/crypto@v0.59.0 google.golang.org/protobuf@v1.36.12"
+KUBE_ROUTER=$K8S/kube-router-$KUBE_ROUTER_VERSION/kube-router
+GO_ROOT=${BUZZ_GO_ROOT:-/usr/local/go}   # the machine's Go (>= 1.26); Debian's golang-go is too old
 RUN=${BUZZ_RUN:-/var/tmp/buzz-operator}   # state of the running stack (pki, pids, logs, data); readable by the postgres user
 KUBECONFIG_PATH=$RUN/pki/kubeconfig
 IMAGES=$CACHE/images
@@ -39,13 +48,24 @@ port_free() {
 }
 CTRD_ROOT=$CACHE/containerd      # image store kept across cluster-down, so images are imported once
 CTRD_SOCK=$RUN/containerd/state/containerd.sock
-COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy"
+COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy kube-router"
+PAUSE_IMAGE=registry.k8s.io/pause:3.6   # the pod sandbox image (hack/images.sh builds it from the release's pause.c)
 export KUBECONFIG=${KUBECONFIG_OVERRIDE:-$KUBECONFIG_PATH}
 
 # host_ip: the address pods use to reach the host (apiserver endpoint, host services)
 host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -1; }
 pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+# ctr of the containerd the cluster runs (Debian 13's, unpacked by hack/debian-pkgs.sh)
+ctr() { "$CACHE/debian/$DEBIAN_EXTRA_SUITE/current/containerd/usr/bin/ctr" "$@"; }
 SYSCTLS="net/ipv4/ip_forward net/bridge/bridge-nf-call-iptables"   # set by cluster-up, restored by cluster-down
 # need_cmd CMD DEBIAN_PACKAGE: name the missing package and the fix instead of failing later
 need_cmd() { command -v "$1" >/dev/null 2>&1 || die "$1 not found; it comes with the Debian package $2: run 'make deps' (or apt-get install $2)"; }
+
+# use_go: the machine's Go with the module and build caches under $CACHE, never Debian's Go
+use_go() {
+  [ -x "$GO_ROOT/bin/go" ] || die "Go not found at $GO_ROOT/bin/go (set BUZZ_GO_ROOT to a Go >= 1.26)"
+  export PATH="$GO_ROOT/bin:$PATH" GOTOOLCHAIN=local GOPATH="$CACHE/go" GOMODCACHE="$CACHE/go/pkg/mod" \
+         GOCACHE="$CACHE/go/build-cache" GOFLAGS=-modcacherw GO111MODULE=on
+  unset GOROOT
+}

@@ -56,14 +56,38 @@ def kubeconfig() -> str:
     if not os.environ.get("BUZZ_SKIP_CLUSTER_UP"):
         hack("cluster-up.sh")
     os.environ["KUBECONFIG"] = path
-    kbin = Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "k8s" / "bin"
-    # the kubectl built with the cluster matches its version; prefer it over any on PATH
-    os.environ["PATH"] = f"{kbin}:{os.environ['PATH']}"
+    # the kubectl built with the running cluster (cluster-up links $RUN/bin to its binaries)
+    # matches its version; prefer it over any on PATH
+    os.environ["PATH"] = f"{RUN / 'bin'}:{os.environ['PATH']}"
     return path
 
 
 def kubectl(*args: str, stdin: str | None = None) -> str:
     return subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True, input=stdin).stdout
+
+
+# Pod Security Admission labels, as the README ("Pod Security") tells users to label namespaces:
+# trial pods run task images built for Docker (root, a few of Docker's default capabilities), so
+# their namespaces enforce `baseline`; the operator's own namespace can enforce `restricted`.
+TRIAL_NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "baseline",
+    "pod-security.kubernetes.io/enforce-version": "latest",
+    "pod-security.kubernetes.io/warn": "baseline",
+}
+OPERATOR_NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "latest",
+    "pod-security.kubernetes.io/warn": "restricted",
+}
+
+
+def create_namespace(name: str, labels: dict[str, str] | None = None) -> None:
+    """A namespace carrying the trial namespaces' Pod Security labels unless told otherwise."""
+    import json
+
+    body = {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": TRIAL_NAMESPACE_LABELS if labels is None else labels}}
+    kubectl("create", "-f", "-", stdin=json.dumps(body))
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +112,7 @@ def _tier(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def namespace(kubeconfig: str, request: pytest.FixtureRequest) -> Iterator[str]:
     name = f"{_tier(request)}-{uuid.uuid4().hex[:8]}"
-    kubectl("create", "namespace", name)
+    create_namespace(name)
     yield name
     # The operator's daemons put finalizers on trials; with the operator gone they would hold
     # the namespace in Terminating forever (kopf #833), so the test releases them itself.

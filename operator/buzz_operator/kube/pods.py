@@ -34,6 +34,12 @@ def _statuses(pod: dict[str, Any]) -> list[dict[str, Any]]:
     return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
 
 
+def _sidecar_names(pod: dict[str, Any]) -> set[str]:
+    """Native sidecars: init containers with restartPolicy Always, which must run as well."""
+    inits = ((pod.get("spec") or {}).get("initContainers")) or []
+    return {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
+
+
 def pod_state(pod: dict[str, Any] | None) -> PodState:
     """Pure: classify a pod as read from the API."""
     if pod is None:
@@ -60,7 +66,11 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
         return PodState(False, "PodLost", f"the trial pod ended ({phase})")
     if phase == "Running":
         main = status.get("containerStatuses") or []
-        if main and all((c.get("state") or {}).get("running") for c in main):
+        sidecars = _sidecar_names(pod)
+        running = [c for c in _statuses(pod) if c in main or c.get("name") in sidecars]
+        if main and len(running) == len(main) + len(sidecars) and all(
+            (c.get("state") or {}).get("running") for c in running
+        ):
             return PodState(True)
     for condition in status.get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":

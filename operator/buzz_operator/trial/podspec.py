@@ -5,10 +5,12 @@ One pod per try (ARCHITECTURE.md "The trial pod"):
   /opt/buzz, the path every seed artifact refers to;
 - container `task` runs the task image kept alive by a shell loop, so every corridor step
   runs by exec exactly as the seed drove its Docker container;
-- container `forwarder` listens on 127.0.0.1:<relay port> inside the pod's network namespace
-  and pumps bytes to the relay Service's ClusterIP, so agents dial the relay's canonical
-  URL authority (the relay binds tenants to the Host header). It is a regular container,
-  not a native sidecar, which needs Kubernetes ≥ 1.28.
+- native sidecar `forwarder` (an init container with `restartPolicy: Always`, Kubernetes ≥ 1.29)
+  listens on 127.0.0.1:<relay port> inside the pod's network namespace and pumps bytes to the
+  relay Service's ClusterIP, so agents dial the relay's canonical URL authority (the relay binds
+  tenants to the Host header). As a sidecar it is started before the task container and stopped
+  after it, so no step ever runs while the relay path is missing, and a forwarder crash is
+  restarted by the kubelet instead of leaving the pod half-alive.
 
 Nothing secret is in the spec: seat keys and model API keys reach agents through exec
 environments, so `kubectl get pod -o yaml` and the pod's own filesystem do not hold them,
@@ -170,19 +172,18 @@ def build_trial_pod(
                 "resources": {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)},
                 "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
                 "volumeMounts": [stack_mount],
-            }
-        ],
-        "containers": [
-            task_container(spec, [stack_mount]),
+            },
             {
                 "name": "forwarder",
                 "image": spec.operator_image,
                 "imagePullPolicy": pull,
+                "restartPolicy": "Always",  # a native sidecar: up before `task`, outlives it
                 "command": [FORWARDER_COMMAND, relay_listen, relay_target],
                 "resources": {"requests": dict(FORWARDER_RESOURCES), "limits": dict(FORWARDER_RESOURCES)},
                 "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
             },
         ],
+        "containers": [task_container(spec, [stack_mount])],
         "volumes": [
             {"name": STACK_VOLUME, "emptyDir": {}},
             {"name": LOGS_VOLUME, "emptyDir": {}},

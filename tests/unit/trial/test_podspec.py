@@ -106,7 +106,7 @@ def test_pod_level_golden() -> None:
 
 
 def test_stack_init_container_golden() -> None:
-    (stack,) = _pod()["spec"]["initContainers"]
+    stack, _ = _pod()["spec"]["initContainers"]
     assert stack == {
         "name": "stack",
         "image": "docker.io/buzz/stack:dev",
@@ -161,12 +161,16 @@ def test_task_container_golden() -> None:
     }
 
 
-def test_forwarder_container_golden() -> None:
-    forwarder = _pod()["spec"]["containers"][1]
+def test_forwarder_is_a_native_sidecar_after_the_stack_install() -> None:
+    spec = _pod()["spec"]
+    assert [c["name"] for c in spec["initContainers"]] == ["stack", "forwarder"]
+    assert [c["name"] for c in spec["containers"]] == ["task"]
+    forwarder = spec["initContainers"][1]
     assert forwarder == {
         "name": "forwarder",
         "image": "docker.io/buzz/operator:dev",
         "imagePullPolicy": "IfNotPresent",
+        "restartPolicy": "Always",
         "command": ["relay-forwarder", "127.0.0.1:3600", "10.96.77.10:3600"],
         "resources": {
             "requests": {"cpu": "100m", "memory": "96Mi"},

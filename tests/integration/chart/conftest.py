@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from buzz_operator.dev.localstack import host_ip, with_database
 
+from tests.support.cluster import create_namespace
 from tests.support.databases import scratch_database
 from tests.unit.chart.chartlib import CHART, ROOT, helm_bin, kubectl_bin
 
@@ -62,7 +63,7 @@ def kubectl_current(helm: Path) -> Path:
 @pytest.fixture(scope="module")
 def chart_namespace(kubeconfig: str) -> Iterator[str]:
     name = f"chart-{uuid.uuid4().hex[:8]}"
-    kubectl("create", "namespace", name)
+    create_namespace(name)
     yield name
     # a failed run can leave trials whose finalizer no operator will remove (kopf #833)
     for kind in ("buzztrials", "buzzsweeps"):

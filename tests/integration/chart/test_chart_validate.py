@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.integration.chart.conftest import kubectl
+from tests.support.cluster import create_namespace
 from tests.unit.chart.chartlib import CLUSTER_WIDE, SELF_CONTAINED, render
 
 VALUE_SETS = {"default": (), "self-contained": (SELF_CONTAINED,), "cluster-wide": (CLUSTER_WIDE,)}
@@ -25,7 +26,7 @@ VALUE_SETS = {"default": (), "self-contained": (SELF_CONTAINED,), "cluster-wide"
 def namespaces(kubeconfig: str) -> Iterator[list[str]]:
     names = [f"chartval-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     for name in names:
-        kubectl("create", "namespace", name)
+        create_namespace(name)
     yield names
     for name in names:
         kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -1,16 +1,15 @@
-"""Does the trial NetworkPolicy hold on this cluster? Three pods from the operator image: a
-"relay" (labelled as the chart's dev relay, listening on 3600), an unrelated "target"
-(listening on 8080), and a "trial" pod carrying the trial-pod labels that tries both, with the
-chart's rendered policy applied in its namespace.
+"""Does the trial NetworkPolicy hold on a cluster that enforces it? Pods from the operator image:
+a "relay" (labelled as the chart's dev relay, listening on 3600), a "model" endpoint declared in
+`trialNetworkPolicy.endpoints` (8443), an unrelated "target" (8080), and a "trial" pod carrying
+the trial-pod labels that tries each, with the chart's rendered policy applied in its namespace;
+then an "outsider" pod tries to reach the trial pod.
 
-Where the CNI enforces NetworkPolicy (kind >= 0.24, Calico, Cilium) the trial pod must reach
-the relay and not the target. The local stack's bridge CNI enforces none: the probe then finds
-the target reachable and the test is skipped with that finding, so the policy is covered by its
-rendered form (tests/unit/chart) and server acceptance (test_chart_validate.py) only."""
+The local stack enforces NetworkPolicy with kube-router (docs/local-cluster.md), as kind >= 0.24,
+Calico or Cilium do: the trial pod must reach the relay and the declared endpoint port and
+nothing else, and nothing may reach it."""
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.integration.chart.conftest import apply, kubectl, kubectl_json
+from tests.support.cluster import create_namespace
 from tests.unit.chart.chartlib import render
 
 IMAGE = "docker.io/buzz/operator:dev"
@@ -33,6 +33,12 @@ for name, host, port in [a.split(':') for a in sys.argv[1:]]:
         print(name, 'blocked', type(e).__name__, flush=True)
 time.sleep(3600)
 """
+# PROBE after starting a server on argv[1] in a thread
+PROBE_AND_SERVE = (
+    "import http.server, sys, threading; port = int(sys.argv.pop(1)); "
+    "threading.Thread(target=http.server.HTTPServer(('', port), http.server.SimpleHTTPRequestHandler).serve_forever,"
+    " daemon=True).start()\n" + PROBE
+)
 
 
 def pod(name: str, labels: dict[str, str], args: list[str]) -> dict[str, Any]:
@@ -75,47 +81,59 @@ def ready_ip(namespace: str, name: str) -> str:
 @pytest.fixture
 def namespace(kubeconfig: str) -> Iterator[str]:
     name = f"chartnp-{uuid.uuid4().hex[:8]}"
-    kubectl("create", "namespace", name)
+    create_namespace(name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
-def test_trial_pods_reach_the_relay_and_nothing_else(namespace: str) -> None:
+def probe_results(namespace: str, name: str, expected: int) -> dict[str, str]:
+    """`name open|blocked` lines a PROBE pod printed, once all `expected` are in."""
+    log = ""
+    for _ in range(60):
+        log = kubectl("-n", namespace, "logs", name, check=False)
+        if log.count("\n") >= expected:
+            break
+        time.sleep(1)
+    return dict(line.split()[:2] for line in log.splitlines() if line.strip())
+
+
+def test_trial_pods_reach_the_relay_and_declared_endpoints_and_nothing_else(namespace: str) -> None:
+    """Enforced by the local stack's kube-router (docs/local-cluster.md): never skipped there."""
     relay_labels = {"app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "dev-relay"}
     apply(
         namespace,
         pod("relay", relay_labels, [SERVE, "3600"]),
+        pod("model", {"app": "model"}, [SERVE, "8443"]),
         pod("target", {"app": "target"}, [SERVE, "8080"]),
     )
-    relay_ip, target_ip = ready_ip(namespace, "relay"), ready_ip(namespace, "target")
+    relay_ip, model_ip, target_ip = (ready_ip(namespace, n) for n in ("relay", "model", "target"))
     policies = [
         d
         for d in render(
             release=RELEASE,
             namespace=namespace,
-            values={"devRelay": {"enabled": True, "databaseURL": "postgres://u@h/d"}},
+            values={
+                "devRelay": {"enabled": True, "databaseURL": "postgres://u@h/d"},
+                # a declared model endpoint, by address range and port as the README says
+                "trialNetworkPolicy": {"endpoints": [{"cidr": f"{model_ip}/32", "ports": [8443]}]},
+            },
         )
         if d["kind"] == "NetworkPolicy"
     ]
+    assert policies, "the chart rendered no trial NetworkPolicy"
     apply(namespace, *policies)
     trial_labels = {
         "app.kubernetes.io/component": "trial-pod",
         "app.kubernetes.io/managed-by": "buzz-operator",
     }
-    apply(
-        namespace, pod("trial", trial_labels, [PROBE, f"relay:{relay_ip}:3600", f"target:{target_ip}:8080"])
-    )
-    ready_ip(namespace, "trial")
-    for _ in range(60):
-        log = kubectl("-n", namespace, "logs", "trial", check=False)
-        if log.count("\n") >= 2:
-            break
-        time.sleep(1)
-    results = dict(line.split()[:2] for line in log.splitlines() if line.strip())
-    assert results.get("relay") == "open", log  # allowed by the policy, and reachable at all
-    if results.get("target") == "open":
-        pytest.skip(
-            "this cluster's CNI does not enforce NetworkPolicy (local stack: bridge CNI); "
-            f"the trial pod reached an address the policy denies: {json.dumps(results)}"
-        )
-    assert results.get("target") == "blocked", log
+    # the trial pod also serves on 9090, so an unrelated pod can try to reach it
+    apply(namespace, pod("trial", trial_labels, [PROBE_AND_SERVE, "9090", f"relay:{relay_ip}:3600",
+                                                 f"model:{model_ip}:8443", f"model-other-port:{model_ip}:8080",
+                                                 f"target:{target_ip}:8080"]))
+    trial_ip = ready_ip(namespace, "trial")
+    results = probe_results(namespace, "trial", 4)
+    assert results == {"relay": "open", "model": "open", "model-other-port": "blocked", "target": "blocked"}, results
+    # ingress: nothing reaches a trial pod, while the same outsider reaches an unguarded pod
+    apply(namespace, pod("outsider", {"app": "outsider"}, [PROBE, f"trial:{trial_ip}:9090", f"target:{target_ip}:8080"]))
+    ready_ip(namespace, "outsider")
+    assert probe_results(namespace, "outsider", 2) == {"trial": "blocked", "target": "open"}

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from buzz_operator.dataset import builtin_dataset_path, load_task
 
+from tests.support.cluster import create_namespace
+
 TASK_REGISTRY = "docker.io/buzz-tasks"
 
 
@@ -23,7 +25,7 @@ def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subproc
 @pytest.fixture
 def namespace(kubeconfig: str) -> Iterator[str]:
     ns = f"tasks-{uuid.uuid4().hex[:8]}"
-    kubectl("create", "namespace", ns)
+    create_namespace(ns)
     yield ns
     kubectl("delete", "namespace", ns, "--wait=false", check=False)
 

@@ -31,6 +31,7 @@ _PASS_THROUGH = {
     "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-list-type",
     "x-kubernetes-list-map-keys",
+    "x-kubernetes-validations",
 }
 # Dropped on purpose: titles repeat the field name; additionalProperties=false is forbidden
 # in v1 CRDs (the API server prunes unknown fields instead).

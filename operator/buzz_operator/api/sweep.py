@@ -26,6 +26,7 @@ from buzz_operator.api.common import (
     Timestamp,
     Waiting,
 )
+from buzz_operator.api.rules import exactly_one, rule, validations
 
 DEFAULT_MANIFEST_KEY = "manifest.yaml"
 DEFAULT_ENDPOINTS_KEY = "endpoints.json"
@@ -40,10 +41,14 @@ def _exactly_one(model: SpecModel, fields: tuple[str, ...]) -> None:
         raise ValueError(f"needs exactly one of {names} (found: {found})")
 
 
-def _one_of_required(*aliases: str) -> dict[str, Any]:
-    # Structural schemas may carry oneOf as long as its branches only say `required`; that
-    # is how apiextensions.k8s.io/v1 expresses "exactly one of" without CEL (k8s 1.20 too).
-    return {"oneOf": [{"required": [alias]} for alias in aliases]}
+# The sources each "exactly one of" chooses between, shared by the model's validator and its
+# CEL rule so the two cannot drift apart.
+CONDITION_SOURCES = ("inline", "config_map_ref")
+ENDPOINTS_SOURCES = ("config", "config_map_ref")
+DATASET_SOURCES = ("builtin", "config_map_ref", "object_store")
+# S3 object keys are at most 1024 bytes, so no longer prefix can name tasks; the bound also
+# keeps the CEL rule on it cheap (see api.rules).
+MAX_PREFIX_LENGTH = 1024
 
 
 class ConditionConfigMapRef(SpecModel):
@@ -60,7 +65,7 @@ class ConditionConfigMapRef(SpecModel):
     )
 
 
-class ConditionSource(SpecModel, json_schema_extra=_one_of_required("inline", "configMapRef")):
+class ConditionSource(SpecModel, json_schema_extra=validations(exactly_one("spec.condition", CONDITION_SOURCES))):
     """Where the team condition (the roster manifest) comes from: exactly one of inline or configMapRef."""
 
     inline: dict[str, Any] | None = Field(
@@ -77,7 +82,7 @@ class ConditionSource(SpecModel, json_schema_extra=_one_of_required("inline", "c
 
     @model_validator(mode="after")
     def _one_source(self) -> ConditionSource:
-        _exactly_one(self, ("inline", "config_map_ref"))
+        _exactly_one(self, CONDITION_SOURCES)
         return self
 
 
@@ -88,7 +93,7 @@ class ConfigMapKeyRef(SpecModel):
     key: str = Field(DEFAULT_ENDPOINTS_KEY, min_length=1, description="Key holding the document.")
 
 
-class EndpointsSource(SpecModel, json_schema_extra=_one_of_required("config", "configMapRef")):
+class EndpointsSource(SpecModel, json_schema_extra=validations(exactly_one("spec.endpoints", ENDPOINTS_SOURCES))):
     """Model endpoint configuration: exactly one of config or configMapRef, plus the Secret with the keys."""
 
     config: dict[str, Any] | None = Field(
@@ -109,7 +114,7 @@ class EndpointsSource(SpecModel, json_schema_extra=_one_of_required("config", "c
 
     @model_validator(mode="after")
     def _one_source(self) -> EndpointsSource:
-        _exactly_one(self, ("config", "config_map_ref"))
+        _exactly_one(self, ENDPOINTS_SOURCES)
         return self
 
 
@@ -122,8 +127,14 @@ class ObjectStoreDataset(SpecModel):
 
     prefix: str = Field(
         min_length=1,
+        max_length=MAX_PREFIX_LENGTH,
         pattern=r"^[^/]",
         description="Prefix (relative, no '..') under which each task is one directory.",
+        json_schema_extra=validations(rule(
+            # '..' alone, first, last or in the middle: the pattern already refuses a leading '/'.
+            "self != '..' && !self.startsWith('../') && !self.endsWith('/..') && !self.contains('/../')",
+            "spec.dataset.objectStore.prefix must not contain '..' segments",
+        )),
     )
 
     @field_validator("prefix")
@@ -135,7 +146,7 @@ class ObjectStoreDataset(SpecModel):
         return prefix
 
 
-class DatasetSource(SpecModel, json_schema_extra=_one_of_required("builtin", "configMapRef", "objectStore")):
+class DatasetSource(SpecModel, json_schema_extra=validations(exactly_one("spec.dataset", DATASET_SOURCES))):
     """Which tasks to run: exactly one of builtin, configMapRef or objectStore."""
 
     builtin: BuiltinDataset | None = Field(
@@ -148,11 +159,20 @@ class DatasetSource(SpecModel, json_schema_extra=_one_of_required("builtin", "co
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetSource:
-        _exactly_one(self, ("builtin", "config_map_ref", "object_store"))
+        _exactly_one(self, DATASET_SOURCES)
         return self
 
 
-class RetryPolicy(SpecModel):
+class RetryPolicy(
+    SpecModel,
+    json_schema_extra=validations(rule(
+        # An object always has both (schema defaults fill them in before rules run); the has()
+        # guards are for the schema's own default `{}`, which the API server checks as written.
+        "!has(self.backoffSeconds) || !has(self.maxBackoffSeconds) || self.maxBackoffSeconds >= self.backoffSeconds",
+        "spec.retry.maxBackoffSeconds must be >= spec.retry.backoffSeconds",
+        field_path=".maxBackoffSeconds",
+    )),
+):
     """Retries of infrastructure failures only; outcomes (timeouts, failed verifiers) are final."""
 
     max_retries: int = Field(

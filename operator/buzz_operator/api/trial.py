@@ -25,6 +25,7 @@ from buzz_operator.api.common import (
     StatusModel,
     Timestamp,
 )
+from buzz_operator.api.rules import rule, validations
 from buzz_operator.api.sweep import RetryPolicy
 
 # maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
@@ -96,7 +97,18 @@ class TrialDeadlines(SpecModel):
     upload_seconds: int = Field(gt=0, description="Writing the bundle to object storage.")
 
 
-class BuzzTrialSpec(SpecModel):
+class BuzzTrialSpec(
+    SpecModel,
+    json_schema_extra=validations(rule(
+        # The sweep fixes everything a trial runs at planning and the operator never writes a
+        # trial's spec again; an edit would run later steps, or a retry, on inputs other than
+        # those the sweep's lock.json records. A transition rule: it has no pydantic twin, as a
+        # model sees one object, never the one stored before it.
+        "self == oldSelf",
+        "spec is immutable: a BuzzTrial runs what its sweep planned; delete it and the sweep plans it again",
+        reason="FieldValueForbidden",
+    )),
+):
     """One attempt of one task under one condition, as planned by its BuzzSweep."""
 
     sweep_name: str = Field(min_length=1, description="The BuzzSweep that planned this trial.")

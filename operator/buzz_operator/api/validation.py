@@ -1,8 +1,9 @@
 """Validating BuzzSweep / BuzzTrial specs with errors a person can act on.
 
-The API server's OpenAPI checks catch types and ranges, but not the rules the models add
-(exactly one dataset source, backoff cap ≥ base), and its messages are not ours to shape.
-These helpers run the models and turn pydantic's error list into one line per field:
+The API server's OpenAPI checks catch types and ranges, and from 1.25 on the CRDs' CEL rules
+(api.rules) catch the rules the models add (exactly one dataset source, backoff cap ≥ base);
+an older server, or a CRD installed by hand before them, catches neither. So the operator
+still runs the models, and these helpers turn pydantic's error list into one line per field:
 ``spec.attempts: must be >= 1``.
 """
 

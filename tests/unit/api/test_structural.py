@@ -62,7 +62,7 @@ def test_every_field_is_described(kind: str, root: dict[str, Any]) -> None:
         assert node.get("description") or path.endswith("[]") or path.endswith(".*"), f"{kind}{path}"
 
 
-def test_sweep_spec_schema_carries_defaults_bounds_and_one_of() -> None:
+def test_sweep_spec_schema_carries_defaults_bounds_and_rules() -> None:
     spec = structural_schema(BuzzSweepSpec)
     props = spec["properties"]
     assert spec["required"] == ["condition", "dataset", "relay"]
@@ -78,12 +78,18 @@ def test_sweep_spec_schema_carries_defaults_bounds_and_one_of() -> None:
     assert props["imagePullPolicy"]["enum"] == ["Always", "IfNotPresent", "Never"]
     assert props["retry"]["default"] == {}
     assert props["retry"]["properties"]["maxRetries"]["default"] == 2
-    assert props["condition"]["oneOf"] == [{"required": ["inline"]}, {"required": ["configMapRef"]}]
-    assert props["dataset"]["oneOf"] == [
-        {"required": ["builtin"]},
-        {"required": ["configMapRef"]},
-        {"required": ["objectStore"]},
-    ]
+    # "exactly one of" is a CEL rule with a message naming the choices, not a oneOf: a 1.37 API
+    # server refuses `condition: {}` under oneOf with `<nil>: … "spec.condition" must validate one
+    # and only one schema (oneOf)` plus `spec.condition.inline: Required value`, as if inline were
+    # the only choice — and that Required error would keep every CEL rule from running.
+    assert "oneOf" not in props["condition"] and "oneOf" not in props["dataset"]
+    assert props["condition"]["x-kubernetes-validations"] == [{
+        "rule": "[has(self.inline), has(self.configMapRef)].filter(x, x).size() == 1",
+        "message": "spec.condition needs exactly one of inline, configMapRef",
+    }]
+    assert props["dataset"]["x-kubernetes-validations"][0]["message"] == (
+        "spec.dataset needs exactly one of builtin, configMapRef, objectStore"
+    )
     inline = props["condition"]["properties"]["inline"]
     assert inline["x-kubernetes-preserve-unknown-fields"] is True
     assert "nullable" not in inline  # optional, not nullable: see schema._without_null

@@ -1,0 +1,141 @@
+"""Objects that break, and objects that keep, each CEL rule of the CRDs (x-kubernetes-validations).
+
+Shared by the unit tier (tests/unit/api/test_cel_rules.py: each sample evaluated with a real CEL
+evaluator and against the rule's pydantic twin) and the integration tier
+(tests/integration/operator/test_crd_cel.py: each sample sent to a real API server with
+`kubectl apply --dry-run=server`). A sample changes a copy of its kind's valid object below; an
+`update` sample changes an object already stored (the case of a transition rule, one that reads
+oldSelf). Names the objects refer to need not exist: admission checks only their shape.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Body = dict[str, Any]
+API_VERSION = "bench.buzz.dev/v1alpha1"
+
+
+def sweep() -> Body:
+    """A valid BuzzSweep with as few fields as the schema allows."""
+    return {
+        "apiVersion": API_VERSION, "kind": "BuzzSweep", "metadata": {"name": "cel"},
+        "spec": {
+            "condition": {"configMapRef": {"name": "standin-oracle"}},
+            "dataset": {"builtin": {}},
+            "relay": {"url": "ws://localhost:3600", "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+        },
+    }
+
+
+def trial() -> Body:
+    """A valid BuzzTrial as a sweep would plan it."""
+    return {
+        "apiVersion": API_VERSION, "kind": "BuzzTrial", "metadata": {"name": "cel"},
+        "spec": {
+            "sweepName": "cel", "task": "hello-file", "taskDigest": "a" * 64, "attempt": 1,
+            "conditionHash": "b" * 64, "image": "docker.io/buzz-tasks/hello-file:1",
+            "stackImage": "buzz-stack:dev", "operatorImage": "buzz-operator:dev",
+            "resources": {"cpus": 1, "memoryMB": 1024},
+            "deadlines": {"scheduleSeconds": 600, "setupSeconds": 120, "agentSeconds": 600, "agentSource": "task",
+                          "collectSeconds": 300, "verifierSeconds": 600, "uploadSeconds": 300},
+        },
+    }
+
+
+BASES: dict[str, Callable[[], Body]] = {"BuzzSweep": sweep, "BuzzTrial": trial}
+
+
+@dataclass(frozen=True)
+class Sample:
+    id: str
+    rule: str  # the rule it exercises, celeval.Rule.id: "<Kind>:<node path>[<index>]"
+    refused: bool  # True: that rule refuses it; False: every rule lets it pass
+    change: Callable[[Body], None]
+    update: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.rule.split(":", 1)[0]
+
+    def stored(self, name: str) -> Body:
+        """The object as created (for an update, the one already stored)."""
+        body = BASES[self.kind]()
+        body["metadata"]["name"] = name
+        return body
+
+    def body(self, name: str) -> Body:
+        body = copy.deepcopy(self.stored(name))
+        self.change(body)
+        return body
+
+
+def _set(*path: str, value: Any) -> Callable[[Body], None]:
+    def change(body: Body) -> None:
+        target = body
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        target[path[-1]] = copy.deepcopy(value)
+    return change
+
+
+def _prefix(prefix: str) -> Callable[[Body], None]:
+    return _set("spec", "dataset", value={"objectStore": {"prefix": prefix}})
+
+
+CONDITION = "BuzzSweep:spec.condition[0]"
+ENDPOINTS = "BuzzSweep:spec.endpoints[0]"
+DATASET = "BuzzSweep:spec.dataset[0]"
+PREFIX = "BuzzSweep:spec.dataset.objectStore.prefix[0]"
+SWEEP_RETRY = "BuzzSweep:spec.retry[0]"
+TRIAL_RETRY = "BuzzTrial:spec.retry[0]"
+TRIAL_SPEC = "BuzzTrial:spec[0]"
+
+KEYS = {"name": "api-keys"}
+ENDPOINT_CONFIG = {"standin/oracle": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}}
+
+SAMPLES: tuple[Sample, ...] = (
+    Sample("condition-no-source", CONDITION, True, _set("spec", "condition", value={})),
+    Sample("condition-two-sources", CONDITION, True,
+           _set("spec", "condition", value={"inline": {"condition": "x"}, "configMapRef": {"name": "c"}})),
+    Sample("condition-inline", CONDITION, False, _set("spec", "condition", value={"inline": {"condition": "x"}})),
+    Sample("condition-configmap", CONDITION, False, _set("spec", "condition", value={"configMapRef": {"name": "c"}})),
+    Sample("endpoints-no-source", ENDPOINTS, True, _set("spec", "endpoints", value={"secretRef": KEYS})),
+    Sample("endpoints-two-sources", ENDPOINTS, True, _set("spec", "endpoints", value={
+        "config": ENDPOINT_CONFIG, "configMapRef": {"name": "endpoints"}, "secretRef": KEYS})),
+    Sample("endpoints-config", ENDPOINTS, False,
+           _set("spec", "endpoints", value={"config": ENDPOINT_CONFIG, "secretRef": KEYS})),
+    Sample("endpoints-configmap", ENDPOINTS, False,
+           _set("spec", "endpoints", value={"configMapRef": {"name": "endpoints"}, "secretRef": KEYS})),
+    Sample("dataset-no-source", DATASET, True, _set("spec", "dataset", value={})),
+    Sample("dataset-two-sources", DATASET, True,
+           _set("spec", "dataset", value={"builtin": {}, "objectStore": {"prefix": "tasks"}})),
+    Sample("dataset-three-sources", DATASET, True, _set("spec", "dataset", value={
+        "builtin": {}, "configMapRef": {"name": "tasks"}, "objectStore": {"prefix": "tasks"}})),
+    Sample("dataset-builtin", DATASET, False, _set("spec", "dataset", value={"builtin": {}})),
+    Sample("dataset-configmap", DATASET, False, _set("spec", "dataset", value={"configMapRef": {"name": "tasks"}})),
+    Sample("dataset-object-store", DATASET, False, _prefix("tasks/v1")),
+    Sample("prefix-parent-inside", PREFIX, True, _prefix("tasks/../../etc")),
+    Sample("prefix-parent-alone", PREFIX, True, _prefix("..")),
+    Sample("prefix-parent-first", PREFIX, True, _prefix("../etc")),
+    Sample("prefix-parent-last", PREFIX, True, _prefix("tasks/..")),
+    Sample("prefix-dots-in-names", PREFIX, False, _prefix("tasks/..hidden/v1..2/.../x.")),
+    Sample("retry-cap-below-base", SWEEP_RETRY, True,
+           _set("spec", "retry", value={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
+    # the default cap (300) is filled in before the rule runs, and is below this base
+    Sample("retry-base-above-default-cap", SWEEP_RETRY, True, _set("spec", "retry", value={"backoffSeconds": 600})),
+    Sample("retry-cap-equals-base", SWEEP_RETRY, False,
+           _set("spec", "retry", value={"backoffSeconds": 60, "maxBackoffSeconds": 60})),
+    Sample("retry-defaults", SWEEP_RETRY, False, _set("spec", "retry", value={})),
+    Sample("trial-retry-cap-below-base", TRIAL_RETRY, True,
+           _set("spec", "retry", value={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
+    Sample("trial-retry-defaults", TRIAL_RETRY, False, _set("spec", "retry", value={})),
+    Sample("trial-image-edited", TRIAL_SPEC, True, _set("spec", "image", value="docker.io/other/image:2"), update=True),
+    Sample("trial-retry-edited", TRIAL_SPEC, True, _set("spec", "retry", "maxRetries", value=5), update=True),
+    Sample("trial-labels-edited", TRIAL_SPEC, False, _set("metadata", "labels", value={"team": "x"}), update=True),
+)

@@ -4,8 +4,9 @@ Shared by the unit tier (tests/unit/validation: the pure stages) and the faults 
 (tests/faults/test_bad_inputs.py: every case through a real apiserver and one operator).
 Each case mutates a valid sweep body (the stand-in oracle condition over builtin tasks):
 
-- stage "schema": the apiserver's CRD schema refuses the create (pydantic refuses it too,
-  the schema being generated from the same model);
+- stage "schema": the apiserver's CRD schema refuses the create — its OpenAPI part, or its CEL
+  rules (x-kubernetes-validations) for the cross-field ones such as "exactly one of" (pydantic
+  refuses it too, the schema being generated from the same model);
 - stage "accept": the object is stored and the operator sets Accepted=False; the check needs
   nothing but the spec and the builtin dataset, so the unit tier runs it too;
 - stage "cluster": Accepted=False too, but only visible with the cluster's objects (a missing
@@ -126,16 +127,17 @@ CASES: tuple[Case, ...] = (
          _set("dataset", value={"builtin": {}, "objectStore": {"prefix": "tasks"}})),
     Case("dataset-prefix-absolute", "schema", "spec.dataset.objectStore.prefix",
          _set("dataset", value={"objectStore": {"prefix": "/etc"}})),
+    # refused by the CRD's CEL rules (x-kubernetes-validations; API servers from 1.25 on)
+    Case("backoff-cap-below-base", "schema", "spec.retry",
+         _spec(retry={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
+    Case("dataset-prefix-traversal", "schema", "spec.dataset.objectStore.prefix",
+         _set("dataset", value={"objectStore": {"prefix": "tasks/../../etc"}})),
     Case("pull-policy-unknown", "schema", "spec.imagePullPolicy", _spec(imagePullPolicy="Sometimes")),
     Case("ttl-negative", "schema", "spec.ttlSecondsAfterFinished", _spec(ttlSecondsAfterFinished=-1)),
     Case("include-not-a-list", "schema", "spec.include", _spec(include="hello-file")),
     Case("suspend-not-a-bool", "schema", "spec.suspend", _spec(suspend="maybe")),
     Case("stack-image-empty", "schema", "spec.stackImage", _spec(stackImage="")),
     # --- accepted by the schema, refused by the operator (pure: spec, manifest, endpoint config, dataset)
-    Case("backoff-cap-below-base", "accept", "spec.retry",
-         _spec(retry={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
-    Case("dataset-prefix-traversal", "accept", "spec.dataset.objectStore.prefix",
-         _set("dataset", value={"objectStore": {"prefix": "tasks/../../etc"}})),
     Case("dataset-task-not-found", "accept", "spec.include", _spec(include=["no-such-task"])),
     Case("dataset-all-excluded", "accept", "spec.include", _spec(exclude=["*"])),
     Case("manifest-roster-missing", "accept", "roster", _manifest(lambda m: m.pop("roster"))),

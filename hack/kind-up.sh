@@ -24,7 +24,11 @@ BINDIR=$(bash "$ROOT/hack/helm.sh")
 export PATH="$BINDIR:$PATH"
 unset KUBECONFIG   # kind writes its context into ~/.kube/config
 
-kind get clusters | grep -qx "$CLUSTER" || kind create cluster --name "$CLUSTER" --config "$ROOT/hack/kind/cluster.yaml" --wait 120s
+# the node image in step with the local cluster's version (hack/lib.sh); a kind release that
+# publishes no image of exactly that patch takes BUZZ_KIND_NODE_IMAGE=kindest/node:v1.37.x
+NODE_IMAGE=${BUZZ_KIND_NODE_IMAGE:-kindest/node:v$K8S_VERSION}
+kind get clusters | grep -qx "$CLUSTER" || kind create cluster --name "$CLUSTER" --image "$NODE_IMAGE" \
+  --config "$ROOT/hack/kind/cluster.yaml" --wait 120s
 kubectl config use-context "kind-$CLUSTER" >/dev/null
 
 # the images: the same daemonless (buildah, as root) builds as the local stack, loaded from their OCI archives

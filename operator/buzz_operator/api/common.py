@@ -59,9 +59,9 @@ class StatusModel(BaseModel):
     def to_api(self) -> dict[str, Any]:
         """Status as written to the API server: unset and empty-string fields left out.
 
-        Empty strings are left out because the local stack's kube-apiserver (1.20.2 built from
-        Debian's source package) rejects "" in a CR's string field as "null" ("must be of type
-        string"); every such field defaults to "" when read back, so nothing is lost.
+        Empty strings are left out because kube-apiserver 1.20 was seen rejecting "" in a CR's
+        string field as "null" ("must be of type string"); leaving them out costs nothing on any
+        server, as every such field defaults to "" when read back.
         """
         return _without_empty_strings(self.model_dump(mode="json", by_alias=True, exclude_none=True))
 

@@ -118,8 +118,8 @@ def _convert(node: dict[str, Any], defs: dict[str, Any], where: str) -> dict[str
         else:
             raise SchemaError(f"{where}: JSON Schema keyword {key!r} has no structural form")
     if "default" in out and out["default"] in (None, ""):
-        # A null default only restates "optional". An empty-string default is read back as
-        # null by kube-apiserver 1.20, which then rejects the CRD ("must be of type string");
+        # A null default only restates "optional". An empty-string default was read back as
+        # null by kube-apiserver 1.20, which then rejected the CRD ("must be of type string");
         # leaving it out changes nothing, as an absent string reads as "" in the models.
         del out["default"]
     if "type" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):

@@ -2,9 +2,10 @@
 and the exit code out, bounded by a timeout.
 
 Two constraints of the API shape this:
-- The v4 channel protocol that Kubernetes 1.20 speaks cannot close stdin (the close signal
-  arrived with v5 in 1.29), so a command must never read stdin to EOF. Whatever is sent is
-  prefixed by its length and read with `head -c N`, which stops at exactly N bytes.
+- The v4 channel protocol, which the operator speaks because every release serves it, cannot
+  close stdin (the close signal arrived with v5 in 1.29), so a command must never read stdin to
+  EOF. Whatever is sent is prefixed by its length and read with `head -c N`, which stops at
+  exactly N bytes.
 - exec has no environment parameter, and a command line is visible in the API server's
   request log and in /proc/*/cmdline. So variables (seat keys, model API keys) travel on stdin
   as `export` lines the shell evals: they exist only in the shell's and its children's memory.

@@ -16,6 +16,7 @@ from typing import Any
 
 import asyncpg
 from kubernetes_asyncio.client.exceptions import ApiException
+from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
@@ -29,6 +30,7 @@ from buzz_operator.preflight import canary, checks
 from buzz_operator.preflight.checks import CheckResult, failed, passed, skipped
 from buzz_operator.relay import tenant
 from buzz_operator.relay.client import RelayError
+from buzz_operator.relay.hosts import handshake_refusal
 from buzz_operator.relay.identities import stable_keypair
 from buzz_operator.relay.nip_oa import compute_auth_tag
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
@@ -76,15 +78,30 @@ async def check_relay(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> tuple[
         if not str(error).startswith("postgres"):  # Postgres has its own check
             return [failed(checks.RELAY, f"spec.relay: {error}"),
                     skipped(checks.RELAY_OWNER_KEY, "relay not ready")], target
-    return [passed(checks.RELAY, f"{target.authority} ready"), await check_owner_key(target)], target
+    try:
+        owner = await check_owner_key(target)
+    except InvalidStatus as error:  # /_readiness answers any Host; the tenant handshake does not
+        status = error.response.status_code
+        if (refusal := handshake_refusal(target.url, status)) is None:
+            return [passed(checks.RELAY, f"{target.authority} ready"),
+                    skipped(checks.RELAY_OWNER_KEY, f"handshake answered HTTP {status}")], target
+        return [failed(checks.RELAY, f"spec.relay.url: {refusal}"),
+                skipped(checks.RELAY_OWNER_KEY, "the relay refuses the tenant host")], target
+    return [passed(checks.RELAY, f"{target.authority} ready"), owner], target
 
 
 async def check_owner_key(target: RelayTarget) -> CheckResult:
+    """Whether an identity the owner key attests is admitted; an HTTP answer to the handshake
+    (InvalidStatus) is the relay's verdict on the URL, not the key, and is left to check_relay."""
     probe = stable_keypair(target.owner_secret_hex, PROBE_IDENTITY)
     try:
         async with tenant.client_as(target, probe.secret_hex, compute_auth_tag(target.owner_secret_hex,
                                                                                 probe.pubkey_hex)):
             pass
+    except InvalidStatus:
+        raise
+    except InvalidHandshake as error:  # a garbled or interrupted handshake: the check cannot see
+        return skipped(checks.RELAY_OWNER_KEY, _short(error))
     except RelayError as error:
         if "AUTH refused" in str(error):
             return failed(checks.RELAY_OWNER_KEY, "spec.relay.ownerKeySecretRef: the relay does not admit identities "

@@ -72,7 +72,9 @@ def decode_bech32(text: str) -> tuple[str, bytes]:
     try:
         data = [_CHARSET.index(c) for c in rest]
     except ValueError as exc:
-        raise Bech32Error(f"bech32: invalid character in {text!r}") from exc
+        # the text may be a secret key: say where, never what
+        where = pos + 1 + next(i for i, c in enumerate(rest) if c not in _CHARSET)
+        raise Bech32Error(f"bech32: invalid character at position {where}") from exc
     if _polymod(_hrp_expand(hrp) + data) != 1:
         raise Bech32Error("bech32: bad checksum")
     return hrp, bytes(_convert_bits(data[:-6], 5, 8, False))

@@ -28,6 +28,7 @@ __all__ = [
     "KIND_AUTH",
     "AuthTagError",
     "Bech32Error",
+    "KeyFormatError",
     "Keypair",
     "auth_event",
     "compute_auth_tag",
@@ -41,6 +42,7 @@ __all__ = [
     "event_is_attested",
     "event_shape_error",
     "parse_conditions",
+    "secret_key_hex",
     "serialize_event",
     "sign_event",
     "verify_auth_tag",
@@ -52,6 +54,37 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX128 = re.compile(r"^[0-9a-f]{128}$")
 # secp256k1 group order; secrets live in [1, n-1]
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+
+
+class KeyFormatError(ValueError):
+    """A secret key that is neither 64 hex characters nor an `nsec1…`; the message never quotes it."""
+
+
+def secret_key_hex(secret: object) -> str:
+    """The lowercase 64-hex form of a secret key given as hex or NIP-19 `nsec1…`, surrounding
+    whitespace allowed (Secrets made with `echo` end in a newline). Checked here, where a key is
+    first read, so a malformed one is named at once instead of failing deep in a handshake."""
+    if not isinstance(secret, str):
+        raise KeyFormatError("not a string")
+    text = secret.strip()
+    if text[:5].lower() == "nsec1":
+        try:
+            text = decode_key(text, "nsec")
+        except Bech32Error as exc:
+            raise KeyFormatError(f"an nsec1 key that does not decode ({str(exc).split(':')[-1].strip()})") from None
+    elif not (text.isascii() and _HEX64.fullmatch(text.lower())):
+        raise KeyFormatError(f"not 64 hex characters or an nsec1 key ({_shape(text)})")
+    if not 0 < int(text, 16) < SECP256K1_ORDER:
+        raise KeyFormatError("outside the secp256k1 range (zero or at least the group order)")
+    return text.lower()
+
+
+def _shape(text: str) -> str:
+    # what is wrong, without quoting a single character of what may be a real key
+    if not text:
+        return "empty"
+    bad = sum(1 for c in text if c not in "0123456789abcdefABCDEF")
+    return f"{len(text)} characters, {bad} of them not hex" if bad else f"{len(text)} hex characters"
 
 
 @dataclass(frozen=True, repr=False)
@@ -72,14 +105,7 @@ class Keypair:
     @classmethod
     def from_secret(cls, secret: str) -> Keypair:
         """Accepts 64-hex or `nsec1…`."""
-        if isinstance(secret, str) and secret.lower().startswith("nsec1"):
-            secret = decode_key(secret, "nsec")
-        if not isinstance(secret, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", secret):
-            raise ValueError("secret key must be 64 hex characters or an nsec")
-        try:
-            key = coincurve.PrivateKey(bytes.fromhex(secret))
-        except ValueError as exc:
-            raise ValueError("secret key is outside the secp256k1 range") from exc
+        key = coincurve.PrivateKey(bytes.fromhex(secret_key_hex(secret)))
         return cls(key.to_hex(), key.public_key_xonly.format().hex())
 
     @classmethod

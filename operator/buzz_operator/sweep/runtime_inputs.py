@@ -28,6 +28,8 @@ from buzz_operator.condition import (
 )
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
+from buzz_operator.relay.hosts import relay_url_problem
+from buzz_operator.relay.nostr import KeyFormatError, secret_key_hex
 from buzz_operator.relay.tenant_models import RelayTarget
 from buzz_operator.storage import ObjectStore, StorageError, open_store
 
@@ -134,9 +136,23 @@ async def _relay_secret(kube: Kube, namespace: str, ref: SecretKeyRef, field: st
         raise InputError(f"{field}.key", f"Secret {ref.name} has no key {ref.key}") from exc
 
 
+def owner_key_hex(value: str, ref: SecretKeyRef) -> str:
+    """The owner key as hex, from the Secret's hex or `nsec1…` value. The first place the key
+    is read, so a malformed one is an invalid spec naming the Secret key, not an exception deep
+    in key derivation on every reconcile (it would not go away by retrying)."""
+    try:
+        return secret_key_hex(value)
+    except KeyFormatError as exc:
+        raise InputError("spec.relay.ownerKeySecretRef",
+                         f"Secret {ref.name} key {ref.key} is not a secret key: {exc}") from None
+
+
 async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
     relay = spec.relay
-    owner = await _relay_secret(kube, namespace, relay.owner_key_secret_ref, "spec.relay.ownerKeySecretRef")
+    if problem := relay_url_problem(relay.url):
+        raise InputError("spec.relay.url", problem)
+    ref = relay.owner_key_secret_ref
+    owner = owner_key_hex(await _relay_secret(kube, namespace, ref, "spec.relay.ownerKeySecretRef"), ref)
     dsn = await _relay_secret(kube, namespace, relay.postgres_dsn_secret_ref, "spec.relay.postgresDsnSecretRef")
     try:
         target = await objects.service_target(kube, namespace, relay.service_ref.name, relay.service_ref.port)
@@ -146,7 +162,7 @@ async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Relay
     except ValueError as exc:
         raise InputError("spec.relay.serviceRef", str(exc)[:200]) from exc
     # The operator dials the Service's ClusterIP and presents the canonical authority as Host.
-    return RelayTarget(url=relay.url, owner_secret_hex=owner.strip(), pg_dsn=dsn.strip(), connect_url=f"ws://{target}")
+    return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn.strip(), connect_url=f"ws://{target}")
 
 
 def storage_url(spec: BuzzSweepSpec) -> str:

@@ -13,12 +13,13 @@ import logging
 import os
 import tempfile
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import kopf
 
-from buzz_operator.api import labels
+from buzz_operator.api import escapes, labels
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.janitor import reaper
@@ -26,6 +27,7 @@ from buzz_operator.kube import client as kube_client
 from buzz_operator.kube.client import Kube
 from buzz_operator.observability import events, logs, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.sweep.conditions import ACCEPTED
 from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
@@ -37,10 +39,10 @@ from buzz_operator.trial.state import status_patch
 SWEEPS, TRIALS = "buzzsweeps", "buzztrials"
 FINALIZER = f"{GROUP}/finalizer"
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
-INPUT_RETRY_S = 30.0
 REGRADE_INTERVAL_S = float(os.environ.get("BUZZ_REGRADE_INTERVAL_S", "5"))
 JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))
 MERGE = "application/merge-patch+json"
+log = logging.getLogger(__name__)
 
 
 @kopf.on.login()
@@ -102,20 +104,29 @@ async def reconcile_sweep(
     logs.CURRENT.set((body.metadata.name, None))
     known = list(trial_summaries.get(None, []))
     metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
-    patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
     old = dict(body.get("status") or {})
-    metrics.SNAPSHOT.observe_sweep(body.metadata.namespace, body.metadata.name, {**old, **(patch or {})})
+    try:
+        patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
+        patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.generation)
+        if patch:
+            await _patch_status(memo, body, SWEEPS, patch)
+    except Exception as error:
+        await _escaped(memo, body, SWEEPS, "reconcile", error, also=(ACCEPTED,))
+    metrics.SNAPSHOT.observe_sweep(body.metadata.namespace, body.metadata.name, {**old, **patch})
     if patch:
         events.post(_plain(body), events.sweep_events(old, patch))
-        await memo.kube.custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, body.metadata.namespace, SWEEPS, body.metadata.name, {"status": patch},
-            _content_type=MERGE)
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=JANITOR_INTERVAL_S, initial_delay=JANITOR_INTERVAL_S)
 async def janitor(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """Orphaned trial pods and Secrets of the sweep's namespace, its unarchived relay channels."""
-    await reaper.tick(memo.kube, _plain(body))
+    try:
+        await reaper.tick(memo.kube, _plain(body))
+        recovered = escapes.recovered_patch(body.get("status"), _now(), type_=escapes.JANITOR_READY)
+        if recovered:
+            await _patch_status(memo, body, SWEEPS, recovered)
+    except Exception as error:
+        await _escaped(memo, body, SWEEPS, "janitor", error, type_=escapes.JANITOR_READY)
 
 
 @kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)
@@ -127,18 +138,22 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     logs.CURRENT.set((str(body.spec.get("sweepName", "")), name))
     if status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries:
         events.post(_plain(body), [events.admitted(body.spec)])
-    try:
-        ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-    except InputError as error:
-        raise kopf.TemporaryError(f"trial inputs: {error}", delay=INPUT_RETRY_S) from error
+    latest = status.to_api()  # what the escape path patches: the last status this daemon wrote
 
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
-        await memo.kube.custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, TRIALS, name, {"status": status_patch(old, new)}, _content_type=MERGE)
+        nonlocal latest
+        patch = status_patch(old, new)
+        patch = escapes.with_recovery(latest, patch, _now(), generation=body.metadata.generation)
+        await _patch_status(memo, body, TRIALS, patch)
+        latest = {**new.to_api(), **({"conditions": patch["conditions"]} if "conditions" in patch else {})}
         metrics.phase_change(old, new, namespace=namespace, condition_hash=body.spec.get("conditionHash"))
         events.post(_plain(body), events.trial_events(old, new))
 
-    await trial_runtime.drive(ctx, status, write)
+    try:
+        ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
+        await trial_runtime.drive(ctx, status, write)
+    except Exception as error:
+        await _escaped(memo, {**_plain(body), "status": latest}, TRIALS, "trial", error)
 
 
 @kopf.timer(GROUP, VERSION, TRIALS, interval=REGRADE_INTERVAL_S, annotations={labels.REGRADE: kopf.PRESENT})
@@ -155,10 +170,10 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
         new = await runtime_regrade.regrade(ctx, status, int(wanted))
-    except (InputError, StepFailure) as error:
-        raise kopf.TemporaryError(f"regrade: {error}", delay=INPUT_RETRY_S) from error
-    await memo.kube.custom.patch_namespaced_custom_object_status(
-        GROUP, VERSION, namespace, TRIALS, name, {"status": status_patch(status, new)}, _content_type=MERGE)
+        patch = escapes.with_recovery(body.get("status"), status_patch(status, new), _now())
+        await _patch_status(memo, body, TRIALS, patch)
+    except Exception as error:
+        await _escaped(memo, body, TRIALS, "regrade", error)
 
 
 @kopf.on.delete(GROUP, VERSION, TRIALS)
@@ -174,6 +189,36 @@ async def release_trial(body: kopf.Body, memo: kopf.Memo, logger: logging.Logger
         await trial_runtime.release(ctx, status)
     except (InputError, StepFailure) as error:
         logger.warning(f"trial {name} deleted without archiving its channel: {error}")
+
+
+async def _patch_status(memo: kopf.Memo, body: Mapping[str, Any], plural: str, patch: Mapping[str, Any]) -> None:
+    meta = body["metadata"]
+    await memo.kube.custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, meta["namespace"], plural, meta["name"], {"status": patch}, _content_type=MERGE)
+
+
+async def _escaped(
+    memo: kopf.Memo, body: Mapping[str, Any], plural: str, where: str, error: Exception, *,
+    type_: str = escapes.READY, also: tuple[str, ...] = (),
+) -> NoReturn:
+    """What escaped a handler goes into status first, then a Warning Event, then kopf retries
+    after a backoff that grows with how long the object has been failing (api/escapes.py)."""
+    now, status = _now(), dict(body.get("status") or {})
+    escape = escapes.classify(error, where)
+    log.warning("%s %s/%s: %s", where, body["metadata"]["namespace"], body["metadata"]["name"], escape.message,
+                exc_info=escape.reason == "InternalError")
+    patch = escapes.escape_patch(status, escape, now, generation=body["metadata"].get("generation"), type_=type_,
+                                 also=() if escape.retryable else also)
+    try:
+        await _patch_status(memo, body, plural, patch)
+    except Exception as write_error:  # the API server may be what failed: the Event and log still tell
+        log.warning("%s: status not written (%s: %s)", where, type(write_error).__name__, write_error)
+    events.post(_plain(body), [events.escaped(escape)])
+    raise kopf.TemporaryError(escape.message, delay=escapes.retry_delay_s(escapes.conditions_of(status), now))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _plain(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from buzz_operator.api.escapes import Escape
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.observability.metrics import failures
 
@@ -37,6 +38,12 @@ def admitted(spec: Mapping[str, Any]) -> Event:
             f"sweep {spec.get('sweepName', '?')} admitted task {spec.get('task', '?')} attempt {spec.get('attempt', '?')}"
         ),
     )
+
+
+def escaped(escape: Escape) -> Event:
+    """The Warning for an error that escaped a handler; its message is the condition's (scrubbed)."""
+    retry = "retrying with backoff" if escape.retryable else f"fix {escape.field}; retrying with backoff"
+    return Event(WARNING, escape.reason, _clip(f"{escape.message} ({retry})"))
 
 
 def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:

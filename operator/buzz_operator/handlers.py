@@ -107,7 +107,7 @@ async def reconcile_sweep(
     old = dict(body.get("status") or {})
     try:
         patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
-        patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.generation)
+        patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.get("generation"))
         if patch:
             await _patch_status(memo, body, SWEEPS, patch)
     except Exception as error:
@@ -143,7 +143,7 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
         nonlocal latest
         patch = status_patch(old, new)
-        patch = escapes.with_recovery(latest, patch, _now(), generation=body.metadata.generation)
+        patch = escapes.with_recovery(latest, patch, _now(), generation=body.metadata.get("generation"))
         await _patch_status(memo, body, TRIALS, patch)
         latest = {**new.to_api(), **({"conditions": patch["conditions"]} if "conditions" in patch else {})}
         metrics.phase_change(old, new, namespace=namespace, condition_hash=body.spec.get("conditionHash"))

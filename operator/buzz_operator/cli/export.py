@@ -1,7 +1,7 @@
 """``buzzctl sweep export NAME DIR``: the sweep as a Harbor job directory.
 
-    DIR/config.json      Harbor JobConfig (job_name, n_attempts, timeout_multiplier, …)
-    DIR/result.json      Harbor JobResult with JobStats (results/harbor_job.py)
+    DIR/config.json      Harbor JobConfig: the trials' agents, tasks and multiplier (results/harbor_job.py)
+    DIR/result.json      Harbor JobResult with JobStats as Harbor computes them (results/harbor_stats.py)
     DIR/metadata.yaml    leaderboard metadata from the roster, as run_leaderboard.py writes it
     DIR/<trial>/…        every committed trial's bundle, byte for byte (result.json included)
 
@@ -12,6 +12,7 @@ unfinished and deletes it on resume, so copying one would only invite that.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +21,13 @@ import yaml
 from buzz_operator.cli.stores import guarded
 from buzz_operator.cli.sweep_results import LoadedSweep
 from buzz_operator.results import job_config, job_result, leaderboard_metadata
-from buzz_operator.results.files import BUNDLE_MANIFEST, ENDPOINTS, RESULT
+from buzz_operator.results.files import BUNDLE_MANIFEST, CONFIG, ENDPOINTS, RESULT
 from buzz_operator.results.trial import load_json
 
 
 def _spec(loaded: LoadedSweep) -> dict[str, Any]:
     spec = loaded.config.get("spec")
     return spec if isinstance(spec, dict) else {}
-
-
-def _dataset(results: list[dict[str, Any]], spec: dict[str, Any]) -> str:
-    sources = sorted({str(r.get("source")) for r in results if r.get("source")})
-    if sources:
-        return ",".join(sources)
-    dataset = spec.get("dataset") or {}
-    return next(iter(dataset), "adhoc") if isinstance(dataset, dict) else "adhoc"
 
 
 async def download(loaded: LoadedSweep, target: Path) -> list[str]:
@@ -52,25 +45,26 @@ async def download(loaded: LoadedSweep, target: Path) -> list[str]:
 def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[str, Any]:
     """The job-level files next to the downloaded trials; what was written, for the output."""
     summary = loaded.summary
+    # by name: the order Harbor's checker reads them in, so float sums agree to the last bit
+    committed = sorted(committed)
     results = [load_json((target / name / RESULT).read_bytes()) for name in committed]
+    trial_configs = [load_json(_read(target / name / CONFIG)) for name in committed]
     spec = _spec(loaded)
     attempts = int(
         loaded.config.get("n_attempts")
         or spec.get("attempts")
         or max((t.attempt or 1 for t in summary.trials), default=1)
     )
-    multipliers = sorted({t.timeout_multiplier for t in summary.trials}) or [1.0]
     total = max(len(committed) + len(summary.unfinished), _planned(loaded.config, attempts))
     config = job_config(
         summary.sweep,
         attempts=attempts,
         parallelism=int(loaded.config.get("n_concurrent_trials") or spec.get("parallelism") or 4),
-        timeout_multiplier=multipliers[-1],
-        conditions=[(row.condition, row.manifest_sha256) for row in summary.rows],
-        tasks=[t.task for t in summary.trials],
-        dataset=_dataset(results, spec),
+        trial_configs=trial_configs,
+        sweep_config=loaded.config,
     )
-    result = job_result(summary.sweep, results, n_total_trials=total, n_running_trials=0)
+    result = job_result(summary.sweep, results, n_total_trials=total, n_running_trials=0,
+                        exported_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"))
     target.mkdir(parents=True, exist_ok=True)
     (target / "config.json").write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
     (target / "result.json").write_text(json.dumps(result, indent=4) + "\n", encoding="utf-8")
@@ -92,7 +86,11 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
 
 
 def _planned(config: dict[str, Any], attempts: int) -> int:
-    """tasks × attempts from the sweep's config.json (sweep.lock.sweep_config), 0 when unknown."""
+    """tasks × attempts from the sweep's config.json (sweep.lock.sweep_config), 0 when unknown:
+    its Harbor ``tasks`` list, or the ``datasets[].tasks`` of a config.json written before it."""
+    listed = config.get("tasks")
+    if isinstance(listed, list) and listed:
+        return len(listed) * attempts
     datasets = config.get("datasets")
     if not isinstance(datasets, list):
         return 0

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from buzz_operator.ledger.accounting import TrialAccounting
+from buzz_operator.ledger.harbor_errors import REASON_KEY, harbor_exception_type
 
 # BuzzOrchestraAgent.name() / version() (§0): Harbor groups results by agent name and version.
 AGENT_NAME = "buzz-orchestra"
@@ -48,12 +49,20 @@ class PhaseTiming:
 
 @dataclass(frozen=True, slots=True)
 class TrialException:
-    """Harbor ``ExceptionInfo``: why a trial ended in error. ``exception_type`` is the class name."""
+    """Harbor ``ExceptionInfo``: why a trial ended in error. ``exception_type`` is the class name
+    Harbor knows; ``reason``, when the failure is one of the project's, is written beside it as
+    ``buzz_reason`` (ledger/harbor_errors.py)."""
 
     exception_type: str
     exception_message: str
     exception_traceback: str
     occurred_at: datetime
+    reason: str | None = None
+
+    @classmethod
+    def for_reason(cls, reason: str, message: str, occurred_at: datetime) -> TrialException:
+        """A project failure reason under Harbor's name for it, the reason kept."""
+        return cls(harbor_exception_type(reason), message, "", occurred_at, reason)
 
     @classmethod
     def from_exception(cls, error: BaseException, occurred_at: datetime) -> TrialException:
@@ -65,12 +74,15 @@ class TrialException:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "exception_type": self.exception_type,
             "exception_message": self.exception_message,
             "exception_traceback": self.exception_traceback,
             "occurred_at": iso_datetime(self.occurred_at),
         }
+        if self.reason is not None:
+            document[REASON_KEY] = self.reason
+        return document
 
 
 def agent_metadata(
@@ -164,8 +176,10 @@ def build_trial_result(
 
     ``rewards`` None means the verifier produced no result (distinct from a reward of 0).
     """
-    if model_info is not None and set(model_info) != {"name", "provider"}:
-        raise ValueError(f"result.json: agent_info.model_info needs exactly name and provider, got {sorted(model_info)}")
+    if model_info is not None and not set(model_info) <= {"name", "provider"}:
+        raise ValueError(f"result.json: agent_info.model_info holds name and provider only, got {sorted(model_info)}")
+    if model_info is not None and not model_info.get("name"):
+        raise ValueError("result.json: agent_info.model_info needs a model name")
     return {
         "id": trial_uuid,
         "task_name": task_name,
@@ -190,6 +204,22 @@ def build_trial_result(
         "agent_execution": agent_execution.to_json() if agent_execution is not None else None,
         "verifier": verifier.to_json() if verifier is not None else None,
     }
+
+
+def orchestrator_model_info(
+    roster: Iterable[Any], providers: Mapping[str, str]
+) -> dict[str, str] | None:
+    """Harbor ``ModelInfo`` of the team: the orchestrator's model (its ``model_revision``, the
+    name run_leaderboard.py reports) and its endpoint's provider. Harbor records one model per
+    trial; the workers' models are in the bundle's manifest.json. ``roster`` holds the manifest's
+    classes (``kind``, ``model_revision``, ``endpoint``); ``providers`` maps endpoint → provider."""
+    for entry in roster:
+        if getattr(entry, "kind", None) == "orchestrator":
+            info = {"name": str(entry.model_revision)}
+            if provider := providers.get(str(entry.endpoint)):
+                info["provider"] = provider
+            return info
+    return None
 
 
 def render_trial_result(result: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from buzz_operator.ledger.agent_log import ROUND_CAP_MARKER, iter_bundle_logs
+from buzz_operator.ledger.harbor_errors import as_recorded, recorded_reason
 from buzz_operator.ledger.lines import iter_line_chunks
 
 # §6.4, verbatim: TLS rejections (uv and pip word them differently), a missing pytest, and apt's
@@ -55,6 +56,10 @@ def classify_outcome(exception_info: object) -> str:
     """
     if not exception_info:
         return "ok"
+    # the project's reason, not Harbor's name for it, so an outcome word never moves with the
+    # mapping (AgentsNotReady is Harbor's AgentSetupTimeoutError, yet the team never started)
+    if isinstance(exception_info, Mapping):
+        exception_info = as_recorded(exception_info)
     text = json.dumps(exception_info).lower()
     if "timeout" in text:
         return "timeout"
@@ -76,7 +81,7 @@ def trial_scored(result: Mapping[str, Any], trial_dir: Path | None = None) -> bo
     that did not break. ``trial_dir`` None skips the verifier check (no local copy to read).
     """
     exception = result.get("exception_info") or {}
-    if exception and exception.get("exception_type") not in AGENT_FAULT_EXCEPTIONS:
+    if exception and recorded_reason(exception) not in AGENT_FAULT_EXCEPTIONS:
         return False
     rewards = (result.get("verifier_result") or {}).get("rewards") or {}
     if not is_numeric_reward(rewards.get("reward")):

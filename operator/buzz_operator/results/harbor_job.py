@@ -1,25 +1,21 @@
 """A sweep as a Harbor job directory: job ``config.json``, job ``result.json`` with JobStats,
-and the leaderboard ``metadata.yaml`` (anchors.md §A1; buzz-harness.md §6.2).
+and the leaderboard ``metadata.yaml`` (docs/harbor.md; buzz-harness.md §6.2).
 
-Pure: trial ``result.json`` documents in, job documents out. JobStats is computed the way
-Harbor's ``JobStats.increment`` does (harbor ``models/job/result.py``): a trial counts toward
-``n_trials`` of its eval when its verifier produced rewards, toward ``n_errors`` and
-``exception_stats`` when it carries ``exception_info``; ``reward_stats`` lists trial names by
-reward value per reward key; token and cost totals are summed where reported. Evals are keyed
-``<agent>__<model>__<dataset>`` (``<agent>__<dataset>`` without a model, dataset
-``source`` or ``adhoc``).
+Pure: trial documents in, job documents out. The stats are Harbor's own computation
+(results/harbor_stats.py). The job config is the one Harbor would need to plan exactly the
+exported trials: their agents, tasks and multiplier as the trials' own ``config.json`` record
+them, so ``harbor jobs resume`` on the export keeps every one of them.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from buzz_operator.sweep.rollup import PASS_THRESHOLD, k_values, pass_at_k
+from buzz_operator.ledger.harbor_config import DEFAULT_PARALLELISM, job_id
 
-from .trial import number
+from .harbor_stats import job_stats
 
 AGENT_URL = "https://github.com/block/buzz"
 AGENT_ORG = "Block"
@@ -28,148 +24,78 @@ FILL_ME = "FILL_ME"
 PROVIDER_ORGS = {"anthropic": "Anthropic", "openai": "OpenAI", "databricks": "Databricks"}
 
 
-def eval_key(result: Mapping[str, Any]) -> str:
-    info = result.get("agent_info") or {}
-    model = (info.get("model_info") or {}).get("name")
-    dataset = result.get("source") or "adhoc"
-    agent = info.get("name") or "unknown"
-    return f"{agent}__{model}__{dataset}" if model else f"{agent}__{dataset}"
-
-
-def _reward_key(value: float | int) -> str:
-    # JSON object keys are strings; Harbor's pydantic dump writes float keys as e.g. "1.0"
-    return repr(float(value)) if isinstance(value, float) else str(value)
-
-
-def _pass_at_k(rewards_by_task: Mapping[str, list[float]]) -> dict[str, float]:
-    most = max((len(v) for v in rewards_by_task.values()), default=0)
-    out: dict[str, float] = {}
-    for k in k_values(most) if most else []:
-        estimates = [
-            pass_at_k(len(v), sum(1 for r in v if r >= PASS_THRESHOLD), k)
-            for v in rewards_by_task.values()
-            if len(v) >= k
-        ]
-        if estimates:
-            out[str(k)] = sum(estimates) / len(estimates)
-    return out
-
-
-def job_stats(
+def job_result(
+    job_name: str,
     results: Sequence[Mapping[str, Any]],
     *,
     n_total_trials: int,
     n_running_trials: int = 0,
     n_retries: int = 0,
-) -> dict[str, Any]:
-    """Harbor ``JobStats`` of the committed trial results."""
-    evals: dict[str, dict[str, Any]] = {}
-    by_task: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    totals: dict[str, float | int | None] = dict.fromkeys(
-        ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd")
-    )
-    errored = cancelled = 0
-    for result in results:
-        key = eval_key(result)
-        stats = evals.setdefault(
-            key,
-            {
-                "n_trials": 0,
-                "n_errors": 0,
-                "metrics": [],
-                "pass_at_k": {},
-                "reward_stats": {},
-                "exception_stats": {},
-            },
-        )
-        rewards = (result.get("verifier_result") or {}).get("rewards")
-        if rewards is not None:
-            stats["n_trials"] += 1
-            for name, value in rewards.items():
-                stats["reward_stats"].setdefault(name, {}).setdefault(_reward_key(value), []).append(
-                    result["trial_name"]
-                )
-            reward = number(rewards.get("reward"))
-            by_task[key][str(result.get("task_name"))].append(reward if reward is not None else 0.0)
-        exception = result.get("exception_info")
-        if exception is not None:
-            kind = str(exception.get("exception_type"))
-            stats["exception_stats"].setdefault(kind, []).append(result["trial_name"])
-            stats["n_errors"] += 1
-            errored += 1
-            cancelled += kind == "CancelledError"
-        agent = result.get("agent_result") or {}
-        for field in totals:
-            value = number(agent.get(field))
-            if value is not None:
-                totals[field] = (totals[field] or 0) + (value if field == "cost_usd" else int(value))
-    for key, stats in evals.items():
-        scores = [r for rewards in by_task[key].values() for r in rewards]
-        stats["metrics"] = [{"mean": sum(scores) / len(scores)}] if scores else []
-        stats["pass_at_k"] = _pass_at_k(by_task[key])
-    completed = len(results)
-    return {
-        "n_completed_trials": completed,
-        "n_errored_trials": errored,
-        "n_running_trials": n_running_trials,
-        "n_pending_trials": max(n_total_trials - completed - n_running_trials, 0),
-        "n_cancelled_trials": cancelled,
-        "n_retries": n_retries,
-        "evals": evals,
-        **totals,
-    }
-
-
-def job_result(
-    job_name: str, results: Sequence[Mapping[str, Any]], *, n_total_trials: int, n_running_trials: int = 0
+    exported_at: str | None = None,
 ) -> dict[str, Any]:
     """Harbor ``JobResult``: id, started_at, updated_at, finished_at, n_total_trials, stats.
 
-    The id is a uuid5 of the job name, so exporting the same sweep twice gives the same job;
-    ``finished_at`` stays null while trials are missing, as Harbor's does for a running job."""
+    The id is the sweep's Harbor job id (its trials carry it too), so exporting the same sweep
+    twice gives the same job; ``finished_at`` stays null while trials are missing, as Harbor's
+    does for a running job. Harbor requires ``started_at``: with no trial started yet it is
+    ``exported_at``."""
     starts = sorted(str(r["started_at"]) for r in results if r.get("started_at"))
     ends = sorted(str(r["finished_at"]) for r in results if r.get("finished_at"))
     done = len(results) >= n_total_trials and n_running_trials == 0
+    started = starts[0] if starts else exported_at
     return {
-        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"buzz-operator:{job_name}")),
-        "started_at": starts[0] if starts else None,
-        "updated_at": ends[-1] if ends else (starts[0] if starts else None),
+        "id": job_id(job_name),
+        "started_at": started,
+        "updated_at": ends[-1] if ends else started,
         "finished_at": ends[-1] if ends and done else None,
         "n_total_trials": n_total_trials,
-        "stats": job_stats(results, n_total_trials=n_total_trials, n_running_trials=n_running_trials),
+        "stats": job_stats(results, n_total_trials=n_total_trials, n_running_trials=n_running_trials,
+                           n_retries=n_retries),
     }
+
+
+def _distinct(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for document in documents:
+        seen.setdefault(json.dumps(document, sort_keys=True), dict(document))
+    return list(seen.values())
 
 
 def job_config(
     job_name: str,
     *,
     attempts: int,
-    parallelism: int,
-    timeout_multiplier: float,
-    conditions: Iterable[tuple[str, str]],
-    tasks: Iterable[str],
-    dataset: str,
+    parallelism: int | None,
+    trial_configs: Sequence[Mapping[str, Any]],
+    sweep_config: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Harbor ``JobConfig`` fields that describe the run (job_name, jobs_dir, n_attempts,
-    timeout_multiplier, n_concurrent_trials, agents, datasets); the agent kwargs name the
-    condition and its hash, the way the seed's trials carry them."""
-    return {
+    """Harbor ``JobConfig`` of the export.
+
+    Agents, tasks and the timeout multiplier are those the trials' ``config.json`` record (Harbor
+    resumes a trial only when its config equals a planned one), plus the sweep's planned tasks
+    that have no committed trial yet. No ``datasets``: the tasks are listed, and the project's
+    dataset is kept under ``buzz_dataset``."""
+    agents = _distinct([c["agent"] for c in trial_configs if isinstance(c.get("agent"), Mapping)])
+    planned = [t for t in sweep_config.get("tasks") or [] if isinstance(t, Mapping) and t.get("path")]
+    tasks = _distinct([*[c["task"] for c in trial_configs if isinstance(c.get("task"), Mapping)], *planned])
+    multipliers = sorted({float(c["timeout_multiplier"]) for c in trial_configs
+                          if isinstance(c.get("timeout_multiplier"), int | float)})  # fmt: skip
+    if not agents:
+        agents = [dict(a) for a in sweep_config.get("agents") or [] if isinstance(a, Mapping) and a.get("import_path")]
+    multiplier = multipliers[-1] if multipliers else sweep_config.get("timeout_multiplier", 1.0)
+    config: dict[str, Any] = {
         "job_name": job_name,
         "jobs_dir": ".",
         "n_attempts": attempts,
-        "timeout_multiplier": timeout_multiplier,
-        "n_concurrent_trials": parallelism,
-        "agents": [
-            {
-                "name": "buzz-orchestra",
-                "import_path": "harbor_buzz_orchestra:BuzzOrchestraAgent",
-                "model_name": None,
-                "kwargs": {"condition": condition, "manifest_sha256": sha},
-            }
-            for condition, sha in sorted(set(conditions))
-        ],
-        "datasets": [{"name": dataset, "task_names": sorted(set(tasks))}],
+        "timeout_multiplier": float(multiplier) if isinstance(multiplier, int | float) else 1.0,
+        "n_concurrent_trials": parallelism or DEFAULT_PARALLELISM,
+        "agents": agents,
+        "datasets": [],
+        "tasks": sorted(tasks, key=lambda t: (str(t.get("path")), json.dumps(t, sort_keys=True))),
     }
+    if isinstance(sweep_config.get("buzz_dataset"), Mapping):
+        config["buzz_dataset"] = dict(sweep_config["buzz_dataset"])
+    return config
 
 
 def leaderboard_metadata(

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from buzz_operator.ledger.agent_log import ROUND_CAP_MARKER
+from buzz_operator.ledger.harbor_errors import recorded_reason
 from buzz_operator.ledger.verdict import classify_outcome, is_numeric_reward, verifier_output_broken
 
 from . import files as F
@@ -208,7 +209,8 @@ def read_trial(
         if isinstance(spec, Mapping) and isinstance(spec.get("attempt"), int)
         else None,
         rewards={k: float(v) for k, v in rewards_raw.items() if number(v) is not None},
-        exception_type=str(exception["exception_type"]) if exception.get("exception_type") else None,
+        # the project's reason (buzz_reason), not Harbor's name for it (ledger/harbor_errors.py)
+        exception_type=recorded_reason(exception),
         exception_message=str(exception.get("exception_message") or "") or None,
         started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
         finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,

@@ -15,6 +15,7 @@ from typing import Any
 
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import Task
+from buzz_operator.ledger.harbor_config import sweep_job_config
 
 LOCK_VERSION = 1
 
@@ -101,18 +102,13 @@ def lock_drift(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> str |
 
 
 def sweep_config(name: str, namespace: str, spec: Mapping[str, Any], lock: Mapping[str, Any]) -> dict[str, Any]:
-    """config.json of the sweep: Harbor's JobConfig in spirit (job name, attempts, timeout
-    multiplier, dataset, agent = the condition) plus the BuzzSweep spec as submitted.
+    """config.json of the sweep: a Harbor JobConfig (ledger/harbor_config.py — job name, attempts,
+    timeout multiplier, the condition as the agent, every task) plus the BuzzSweep spec as
+    submitted. Each trial's config.json is derived from it, as Harbor derives its trials'.
 
     The spec holds Secret *references* only, never key material, so it is stored whole.
     """
-    return {
-        "job_name": name,
-        "namespace": namespace,
-        "n_attempts": spec.get("attempts", 1),
-        "timeout_multiplier": spec.get("timeoutMultiplier", 1.0),
-        "n_concurrent_trials": spec.get("parallelism"),
-        "datasets": [{"name": lock.get("dataset"), "tasks": sorted(lock.get("tasks") or {})}],
-        "agents": [{"name": "buzz", "condition": lock.get("condition"), "condition_hash": lock.get("conditionHash")}],
-        "spec": dict(spec),
-    }
+    return sweep_job_config(
+        name=name, namespace=namespace, spec=spec, condition=lock.get("condition"),
+        condition_hash=lock.get("conditionHash"), dataset=lock.get("dataset"), tasks=lock.get("tasks") or {},
+    )

@@ -19,6 +19,7 @@ from buzz_operator.api.trial import (
     PhaseTimes,
     Tokens,
 )
+from buzz_operator.ledger.harbor_errors import recorded_reason
 from buzz_operator.trial.failures import classify_reason, failure_outcome
 from buzz_operator.trial.state import FAILED, RELEASED
 
@@ -33,7 +34,7 @@ def _number(value: Any) -> float | None:
 def _failure(exception: Mapping[str, Any] | None) -> tuple[Outcome, FailureClass | None, str | None, str | None]:
     if not exception:
         return Outcome.OK, None, None, None
-    reason = str(exception.get("exception_type") or "")
+    reason = recorded_reason(exception) or ""  # buzz_reason beside Harbor's name, when written
     message = str(exception.get("exception_message") or reason)[:300]
     if reason == TIMEOUT_EXCEPTION:
         return Outcome.TIMEOUT, None, None, None

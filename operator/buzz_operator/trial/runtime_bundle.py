@@ -32,12 +32,21 @@ from buzz_operator.ledger import (
     trial_timing,
     write_bundle,
 )
+from buzz_operator.ledger.harbor_config import trial_config
+from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.relay import tenant
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import upload_attempt, upload_bundle
-from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, retry_prefix, trial_prefix, trial_result_key
+from buzz_operator.storage.layout import (
+    AGENT_DIR,
+    VERIFIER_DIR,
+    retry_prefix,
+    sweep_config_key,
+    trial_prefix,
+    trial_result_key,
+)
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
@@ -93,7 +102,26 @@ def _exception(status: BuzzTrialStatus, now: datetime) -> TrialException | None:
         return TrialException("AgentTimeoutError", "the agents did not post DONE: before the deadline", "", now)
     if status.failure_class is None or status.reason is None:
         return None
-    return TrialException(status.reason, status.message or status.reason, "", now)
+    # Harbor's name where one fits, the project's reason kept beside it (docs/harbor.md)
+    return TrialException.for_reason(status.reason, status.message or status.reason, now)
+
+
+async def _job_config(ctx: TrialContext) -> dict[str, Any] | None:
+    """The sweep's config.json (a Harbor JobConfig, written before the first trial): the trial's
+    config.json is derived from it so that Harbor's resume finds it among the planned trials."""
+    try:
+        document = json.loads(await ctx.store.get(sweep_config_key(ctx.spec.sweep_name)))
+    except (storage_errors.ObjectNotFound, ValueError):
+        return None
+    except storage_errors.StorageError as exc:
+        raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+    return document if isinstance(document, dict) else None
+
+
+def _config(ctx: TrialContext, job: dict[str, Any] | None) -> dict[str, Any]:
+    return trial_config(job, task=ctx.spec.task, trial_name=ctx.name, sweep=ctx.spec.sweep_name,
+                        condition=ctx.manifest.condition, condition_hash=ctx.manifest.sha256,
+                        spec=ctx.spec.to_api())
 
 
 def _stamp(value: datetime | None) -> float | None:
@@ -101,7 +129,7 @@ def _stamp(value: datetime | None) -> float | None:
 
 
 def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: dict[str, Any],
-            now: datetime) -> dict[str, Any]:
+            config: dict[str, Any], now: datetime) -> dict[str, Any]:
     times = status.phase_times
     metadata = agent_metadata(
         accounting=accounting, completion_message_id=status.completion_message_id or "",
@@ -120,8 +148,9 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.name, trial_name=ctx.name,
         trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),
-        task_id={"path": ctx.task.name}, source="builtin", task_checksum=ctx.spec.task_digest,
-        config={"trial_name": ctx.name, "spec": ctx.spec.to_api()}, model_info=None,
+        task_id={"path": ctx.task.name}, source=config["task"].get("source"), task_checksum=ctx.spec.task_digest,
+        config=config,
+        model_info=orchestrator_model_info(ctx.manifest.roster, {n: e.provider for n, e in ctx.endpoints.items()}),
         agent_result=agent_result(accounting, metadata),
         rewards=dict(status.rewards) if status.reward is not None else None,
         exception=_exception(status, now), started_at=times.provisioning or times.pending, finished_at=now,
@@ -170,9 +199,9 @@ async def _assemble(ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: 
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
         known_secrets=await _known_secrets(ctx, status), timing=timing,
     )
-    (root / "config.json").write_text(json.dumps({"trial_name": ctx.name, "spec": ctx.spec.to_api()},
-                                                 indent=2, sort_keys=True) + "\n")
-    (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, now)))
+    config = _config(ctx, await _job_config(ctx))
+    (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, config, now)))
 
 
 def _url(ctx: TrialContext, key: str) -> str:

@@ -1,6 +1,7 @@
 """buzzctl over bundles the operator itself wrote: summary (schema-valid, one row, every committed
-trial counted), failures, export read back against Harbor's fields (anchors.md §A1), the report,
-and every trial's evidence as a thread. Called by the e2e demo test (tests/e2e/test_demo_path.py)
+trial counted), failures, export (a job directory of every committed trial — Harbor's own code
+reads it in tests/e2e/test_demo_path.py, through tests/support/harbor_venv.py), the report, and
+every trial's evidence as a thread. Called by the e2e demo test (tests/e2e/test_demo_path.py)
 on the store of the sweeps it just ran:
 
     check_sweep_results(f"file://{store}", name, tmp_path / name)
@@ -18,7 +19,7 @@ import jsonschema
 import yaml
 from buzz_operator.results import SUMMARY_SCHEMA
 
-from tests.unit.cli.test_export import AGENT_DATASET_STATS, JOB_RESULT, JOB_STATS, METADATA, TRIAL_RESULT
+from tests.unit.cli.test_export import METADATA
 
 BUZZCTL = Path(sys.executable).with_name("buzzctl")
 
@@ -45,11 +46,8 @@ def check_sweep_results(store_url: str, sweep: str, workdir: Path) -> dict[str, 
     done = buzzctl("sweep", "export", sweep, str(job), "--store", store_url)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in job.iterdir() if p.is_dir()) == committed
-    for name in committed:
-        assert set(json.loads((job / name / "result.json").read_text())) == TRIAL_RESULT, name
     result = json.loads((job / "result.json").read_text())
-    assert set(result) == JOB_RESULT and set(result["stats"]) == JOB_STATS
-    assert all(set(s) == AGENT_DATASET_STATS for s in result["stats"]["evals"].values())
+    assert result["stats"]["n_completed_trials"] == len(committed)
     assert set(yaml.safe_load((job / "metadata.yaml").read_text())) == METADATA
 
     done = buzzctl("report", sweep, "--store", store_url, "--html", str(workdir / "report.html"))

@@ -28,6 +28,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
         root,
         "mixed",
         MIXED,
-        sweep_config={"spec": {"timeoutMultiplier": 2.0, "attempts": 3, "parallelism": 2}},
+        spec={"timeoutMultiplier": 2.0, "attempts": 3, "parallelism": 2},
     )
     return root.as_uri()

@@ -1,4 +1,5 @@
-"""buzzctl sweep export, read back against Harbor's TrialResult/JobResult fields (anchors.md §A1)."""
+"""buzzctl sweep export: the job directory it writes (docs/harbor.md). Harbor's own code reads it in
+tests/harbor/test_harbor_reads.py."""
 
 from __future__ import annotations
 
@@ -9,32 +10,12 @@ import yaml
 from buzz_operator.cli.main import app
 from typer.testing import CliRunner
 
-# anchors.md §A1 "result.json (TrialResult)", "Cost accounting" (AgentContext), "Aggregation" (JobStats)
-TRIAL_RESULT = {
-    "id", "task_name", "trial_name", "trial_uri", "task_id", "source", "task_checksum", "config", "agent_info",
-    "agent_result", "verifier_result", "exception_info", "started_at", "finished_at", "environment_setup",
-    "agent_setup", "agent_execution", "verifier",
-}  # fmt: skip
-AGENT_CONTEXT = {
-    "n_input_tokens",
-    "n_cache_tokens",
-    "n_output_tokens",
-    "cost_usd",
-    "rollout_details",
-    "metadata",
-}
-EXCEPTION_INFO = {"exception_type", "exception_message", "exception_traceback", "occurred_at"}
-JOB_RESULT = {"id", "started_at", "updated_at", "finished_at", "n_total_trials", "stats"}
-JOB_STATS = {
-    "n_completed_trials", "n_errored_trials", "n_running_trials", "n_pending_trials", "n_cancelled_trials",
-    "n_retries", "evals", "n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd",
-}  # fmt: skip
-AGENT_DATASET_STATS = {"n_trials", "n_errors", "metrics", "pass_at_k", "reward_stats", "exception_stats"}
 METADATA = {"agent_url", "agent_display_name", "agent_org_display_name", "models"}
 MODEL = {"model_name", "model_provider", "model_display_name", "model_org_display_name"}
 
 
-def test_export_reads_back_as_a_harbor_job(runner: CliRunner, store: str, tmp_path: Path) -> None:
+def test_export_writes_a_job_dir(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """What the export holds; whether Harbor reads it is Harbor's to say (tests/harbor)."""
     job = tmp_path / "job"
     result = runner.invoke(app, ["sweep", "export", "mixed", str(job), "--store", store, "-o", "json"])
     assert result.exit_code == 0, result.stderr
@@ -43,28 +24,19 @@ def test_export_reads_back_as_a_harbor_job(runner: CliRunner, store: str, tmp_pa
     trial_dirs = sorted(p for p in job.iterdir() if p.is_dir())
     assert len(trial_dirs) == 7 and not (job / "user-mention-2").exists()
     for trial_dir in trial_dirs:
-        trial = json.loads((trial_dir / "result.json").read_text())
-        assert set(trial) == TRIAL_RESULT, trial_dir
-        assert set(trial["agent_info"]) == {"name", "version", "model_info"}
-        if trial["agent_result"] is not None:
-            assert set(trial["agent_result"]) == AGENT_CONTEXT
-        if trial["exception_info"] is not None:
-            assert set(trial["exception_info"]) == EXCEPTION_INFO
-        if trial["verifier_result"] is not None:
-            assert all(isinstance(v, int | float) for v in trial["verifier_result"]["rewards"].values())
-        assert (trial_dir / "config.json").is_file() and (
-            trial_dir / "agent" / "buzz" / "summary.json"
-        ).is_file()
+        for file in ("result.json", "config.json", "agent/buzz/summary.json"):
+            assert (trial_dir / file).is_file(), (trial_dir, file)
 
     job_result = json.loads((job / "result.json").read_text())
-    assert set(job_result) == JOB_RESULT and set(job_result["stats"]) == JOB_STATS
-    assert job_result["n_total_trials"] == 8 and job_result["stats"]["n_completed_trials"] == 7
-    for stats in job_result["stats"]["evals"].values():
-        assert set(stats) == AGENT_DATASET_STATS
+    assert job_result["n_total_trials"] == 9 and job_result["stats"]["n_completed_trials"] == 7
+    assert list(job_result["stats"]["evals"]) == ["buzz-orchestra__standin-team-1__builtin"]
 
     config = json.loads((job / "config.json").read_text())
     assert (config["job_name"], config["n_attempts"], config["n_concurrent_trials"]) == ("mixed", 3, 2)
     assert config["timeout_multiplier"] == 2.0
+    assert [t["path"] for t in config["tasks"]] == ["hello-file", "reply-to-thread", "user-mention"]
+    trial = json.loads((job / "hello-file-1" / "config.json").read_text())
+    assert config["agents"] == [trial["agent"]] and trial["task"] in config["tasks"]
 
     metadata = yaml.safe_load((job / "metadata.yaml").read_text())
     assert set(metadata) == METADATA and all(set(m) == MODEL for m in metadata["models"])

@@ -40,7 +40,7 @@ def read_sweep_files(
 @pytest.fixture(scope="module")
 def mixed_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("store")
-    build_sweep(root, "mixed", MIXED, sweep_config={"spec": {"timeoutMultiplier": 2.0, "attempts": 3}})
+    build_sweep(root, "mixed", MIXED, spec={"timeoutMultiplier": 2.0, "attempts": 3})
     return root
 
 

@@ -1,7 +1,9 @@
 """A realistic sweep in an object store, built with the project's own code: the stand-in team
 manifest (manifests/standin-team.yaml), seat logs the ledger parses, ``collect_accounting``,
-``write_bundle``, evidence messages normalised by ``relay.evidence``, Harbor's ``result.json``
-from ``ledger.harbor_result``, uploaded with ``storage.upload_bundle`` (result.json last).
+``write_bundle``, evidence messages normalised by ``relay.evidence``, the sweep's and each trial's
+Harbor ``config.json`` from ``sweep.lock`` and ``ledger.harbor_config``, Harbor's ``result.json``
+from ``ledger.harbor_result`` (the orchestrator's model, failure reasons under Harbor's names),
+uploaded with ``storage.upload_bundle`` (result.json last) — as trial/runtime_bundle.py does.
 
 Each ``TrialPlan`` says how its trial ended; the files are what the operator would have
 written for that ending (a launch failure has no agent metadata, a half-finished trial no
@@ -30,8 +32,11 @@ from buzz_operator.ledger import (
     trial_timing,
     write_bundle,
 )
+from buzz_operator.ledger.harbor_config import trial_config
+from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.relay.evidence import normalize_message, transcript_from_evidence
 from buzz_operator.storage import FileStore, upload_bundle
+from buzz_operator.sweep.lock import sweep_config as operator_sweep_config
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "manifests" / "standin-team.yaml"
@@ -137,7 +142,9 @@ def _verifier(plan: TrialPlan, verifier_dir: Path) -> dict[str, float] | None:
     return {"reward": plan.reward}
 
 
-def write_trial(plan: TrialPlan, sweep: str, store_url: str, trial_dir: Path, index: int) -> None:
+def write_trial(
+    plan: TrialPlan, sweep: str, store_url: str, trial_dir: Path, index: int, job: dict[str, Any] | None = None
+) -> None:
     manifest = ExperimentManifest.load(MANIFEST)
     seats = plan_seats(manifest)
     agent_dir = trial_dir / "agent" / "buzz"
@@ -151,9 +158,9 @@ def write_trial(plan: TrialPlan, sweep: str, store_url: str, trial_dir: Path, in
     )  # fmt: skip
     rewards = _verifier(plan, trial_dir / "verifier")
     spec = {"sweepName": sweep, "task": plan.task, "attempt": plan.attempt, "conditionHash": manifest.sha256}
-    (trial_dir / "config.json").write_text(
-        json.dumps({"trial_name": plan.name, "spec": spec}, indent=2) + "\n"
-    )
+    config = trial_config(job, task=plan.task, trial_name=plan.name, sweep=sweep, condition=manifest.condition,
+                          condition_hash=manifest.sha256, spec=spec)  # fmt: skip
+    (trial_dir / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     if not plan.committed:
         return
     start = T0 + timedelta(minutes=index)
@@ -166,15 +173,17 @@ def write_trial(plan: TrialPlan, sweep: str, store_url: str, trial_dir: Path, in
         agent_platform_prompt={"lead-1": True, "worker-1": True}, manifest_sha256=manifest.sha256,
         condition=manifest.condition, buzz_channel_id=CHANNEL, run_id=sweep, trial_id=f"trial-{plan.name}",
     )  # fmt: skip
-    exception = (
-        TrialException(plan.exception[0], plan.exception[1], "", start + timedelta(seconds=50))
-        if plan.exception
-        else None
-    )
+    at = start + timedelta(seconds=50)
+    exception = None
+    if plan.exception and plan.exception[0] == "AgentTimeoutError":
+        exception = TrialException(plan.exception[0], plan.exception[1], "", at)  # the outcome, no reason
+    elif plan.exception:
+        exception = TrialException.for_reason(plan.exception[0], plan.exception[1], at)
+    providers = {name: e.provider for name, e in EndpointConfig.load(ENDPOINTS).items()}
     result = build_trial_result(
         trial_uuid=f"00000000-0000-4000-8000-{index:012d}", task_name=plan.task, trial_name=plan.name,
-        trial_uri=f"{store_url}/{sweep}/{plan.name}", task_id={"path": plan.task}, source="builtin",
-        task_checksum="0" * 64, config={"trial_name": plan.name, "spec": spec}, model_info=None,
+        trial_uri=f"{store_url}/{sweep}/{plan.name}", task_id={"path": plan.task}, source=config["task"]["source"],
+        task_checksum="0" * 64, config=config, model_info=orchestrator_model_info(manifest.roster, providers),
         agent_result=None if plan.no_agent_result else agent_result(accounting, metadata),
         rewards=rewards, exception=exception, started_at=start, finished_at=start + timedelta(seconds=60),
         environment_setup=PhaseTiming(start, start + timedelta(seconds=5)),
@@ -184,18 +193,40 @@ def write_trial(plan: TrialPlan, sweep: str, store_url: str, trial_dir: Path, in
     (trial_dir / "result.json").write_text(render_trial_result(result), encoding="utf-8")
 
 
+def operator_config(sweep: str, spec: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
+    """The sweep's config.json as the operator writes it (sweep.lock.sweep_config)."""
+    manifest = ExperimentManifest.load(MANIFEST)
+    lock = {"condition": manifest.condition, "conditionHash": manifest.sha256, "dataset": "builtin",
+            "tasks": dict.fromkeys(tasks, "0" * 64)}  # fmt: skip
+    return operator_sweep_config(sweep, "ns", spec, lock)
+
+
 def build_sweep(
-    store_root: Path, sweep: str, plans: list[TrialPlan], sweep_config: dict[str, Any] | None = None
+    store_root: Path,
+    sweep: str,
+    plans: list[TrialPlan],
+    sweep_config: dict[str, Any] | None = None,
+    *,
+    spec: dict[str, Any] | None = None,
+    tasks: list[str] | None = None,
 ) -> str:
-    """Upload every planned trial to a FileStore at ``store_root``; returns the store URL."""
+    """Upload every planned trial to a FileStore at ``store_root``; returns the store URL.
+
+    ``spec`` (a BuzzSweep spec) makes the sweep's config.json the operator's, over ``tasks``
+    (default: the plans' tasks), and the trials' config.json derived from it; ``sweep_config``
+    instead stores that document as it is (a config.json of an earlier build, say)."""
     store = FileStore(store_root)
+    job = None
+    if spec is not None:
+        job = operator_config(sweep, spec, tasks or sorted({p.task for p in plans}))
+        sweep_config = job
+    if sweep_config is not None:
+        asyncio.run(store.put(f"{sweep}/config.json", json.dumps(sweep_config).encode()))
     with tempfile.TemporaryDirectory() as scratch:
         for index, plan in enumerate(plans):
             trial_dir = Path(scratch) / plan.name
-            write_trial(plan, sweep, store.url, trial_dir, index)
+            write_trial(plan, sweep, store.url, trial_dir, index, job)
             asyncio.run(upload_bundle(store, sweep, plan.name, trial_dir))
-    if sweep_config is not None:
-        asyncio.run(store.put(f"{sweep}/config.json", json.dumps(sweep_config).encode()))
     return store.url
 
 

@@ -66,8 +66,20 @@ def test_config_keeps_the_spec_and_names_the_job() -> None:
     spec = {"attempts": 3, "parallelism": 2, "timeoutMultiplier": 1.5, "dataset": {"builtin": {}}}
     config = sweep_config("demo", "ns", spec, _lock())
     assert config["job_name"] == "demo" and config["n_attempts"] == 3
-    assert config["datasets"][0]["tasks"] == sorted(t.name for t in TASKS)
+    assert (config["timeout_multiplier"], config["n_concurrent_trials"]) == (1.5, 2)
+    names = sorted(t.name for t in TASKS)
+    # Harbor would fetch a `datasets` entry named "builtin" from its registry: tasks are listed
+    assert config["datasets"] == [] and [t["path"] for t in config["tasks"]] == names
+    assert {t["source"] for t in config["tasks"]} == {config["buzz_dataset"]["name"]}
+    assert config["buzz_dataset"]["tasks"] == names
+    [agent] = config["agents"]
+    assert agent["kwargs"]["manifest_sha256"] == _lock()["conditionHash"]
     assert config["spec"] == spec
+
+
+def test_config_defaults_follow_the_sweep_spec() -> None:
+    config = sweep_config("demo", "ns", {}, _lock())
+    assert (config["n_attempts"], config["timeout_multiplier"], config["n_concurrent_trials"]) == (1, 1.0, 4)
 
 
 def test_storage_is_locked_once_and_refuses_a_different_experiment(tmp_path: Path) -> None:

@@ -1,0 +1,176 @@
+"""Asks Harbor's own code whether it reads what the operator wrote (docs/harbor.md).
+
+Runs in Harbor's virtualenv (hack/harbor.sh), never in the project's: it imports harbor and the
+standard library only. Each argument is a directory:
+
+    harbor_checker.py job DIR     a Harbor job directory (`buzzctl sweep export`)
+    harbor_checker.py sweep DIR   a sweep's directory in a file:// store
+
+and prints one JSON report per directory, a list, on stdout; the exit status is 1 when any report
+has problems. Harbor decides each check — nothing here compares key sets:
+- the job config.json parses as Harbor's JobConfig, and none of its datasets reads as a
+  registry dataset; every committed trial's result.json parses as TrialResult and its config.json
+  as TrialConfig, equal to the config embedded in the result;
+- Harbor's viewer (its FastAPI app, through a test client) lists every trial and opens each one
+  as a full result;
+- Harbor's `jobs resume` reconciliation (`Job.__init__` on a copy: it deletes uncommitted trial
+  directories) keeps every committed trial, and plans exactly the rest;
+- for a job directory: its result.json parses as JobResult, and the JobStats Harbor computes from
+  the trials (`JobPlan.aggregate_stats`, its metrics and pass@k) equal the exported ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from harbor.job import Job
+from harbor.job_plan import JobPlan
+from harbor.models.job.config import JobConfig
+from harbor.models.job.result import JobResult
+from harbor.models.trial.config import TrialConfig
+from harbor.models.trial.result import TrialResult
+from harbor.viewer.server import create_app
+
+PAGE = 100
+
+
+def _committed(job_dir: Path) -> list[str]:
+    return sorted(d.name for d in job_dir.iterdir() if d.is_dir() and (d / "result.json").is_file())
+
+
+def _check_trials(job_dir: Path, problems: list[str]) -> dict[str, TrialResult]:
+    results: dict[str, TrialResult] = {}
+    for name in _committed(job_dir):
+        try:
+            result = TrialResult.model_validate_json((job_dir / name / "result.json").read_text())
+            config = TrialConfig.model_validate_json((job_dir / name / "config.json").read_text())
+        except Exception as error:  # pydantic's ValidationError, or a missing config.json
+            problems.append(f"{name}: {error}")
+            continue
+        results[name] = result
+        if result.trial_name != name:
+            problems.append(f"{name}: result.json names the trial {result.trial_name!r}")
+        if result.config != config:
+            problems.append(f"{name}: config.json differs from the config in result.json")
+        if config.task.get_task_id() != result.task_id:
+            problems.append(f"{name}: config.json's task is not result.json's task_id")
+    return results
+
+
+def _check_viewer(jobs_dir: Path, job: str, results: dict[str, TrialResult], problems: list[str]) -> list[str]:
+    client = TestClient(create_app(jobs_dir, mode="jobs"))
+    if (answer := client.get(f"/api/jobs/{job}")).status_code != 200:
+        problems.append(f"viewer: GET /api/jobs/{job} answered {answer.status_code}: {answer.text[:300]}")
+    listed: dict[str, dict[str, Any]] = {}
+    page = 1
+    while True:
+        answer = client.get(f"/api/jobs/{job}/trials", params={"page": page, "page_size": PAGE})
+        if answer.status_code != 200:
+            problems.append(f"viewer: listing trials answered {answer.status_code}: {answer.text[:300]}")
+            break
+        body = answer.json()
+        listed.update({item["name"]: item for item in body["items"]})
+        if page >= body["total_pages"]:
+            break
+        page += 1
+    for name, result in results.items():
+        item = listed.get(name)
+        if item is None:
+            problems.append(f"viewer: trial {name} is not listed")
+            continue
+        # a result the viewer could not parse is listed from config.json alone, with the job's id
+        if item.get("id") != str(result.id):
+            problems.append(f"viewer: trial {name} is listed without its result.json")
+        answer = client.get(f"/api/jobs/{job}/trials/{name}")
+        if answer.status_code != 200 or answer.json().get("id") != str(result.id):
+            problems.append(f"viewer: opening trial {name} answered {answer.status_code}: {answer.text[:300]}")
+    return sorted(listed)
+
+
+def _resume(jobs_dir: Path, job: str, problems: list[str]) -> tuple[Job | None, JobConfig | None, Any, Any]:
+    try:
+        config = JobConfig.model_validate_json((jobs_dir / job / "config.json").read_text())
+    except Exception as error:
+        problems.append(f"config.json: {error}")
+        return None, None, None, None
+    registry = [d.name for d in config.datasets if d.is_registry()]
+    if registry:
+        problems.append(f"config.json: datasets {registry} read as Harbor registry datasets")
+    config.jobs_dir, config.job_name = jobs_dir, job
+    try:
+        tasks = asyncio.run(JobPlan.resolve_task_configs(config))
+        metrics = asyncio.run(JobPlan.resolve_metrics(config, tasks))
+        resumed = Job(config, _task_configs=tasks, _metrics=metrics, _task_download_results={})
+    except Exception as error:  # Harbor refuses to resume this directory
+        problems.append(f"resume: {type(error).__name__}: {error}")
+        return None, config, None, None
+    resumed._close_logger_handlers()
+    return resumed, config, tasks, metrics
+
+
+def _check_stats(job_dir: Path, plan: JobPlan, results: dict[str, TrialResult], problems: list[str]) -> None:
+    try:
+        exported = JobResult.model_validate_json((job_dir / "result.json").read_text())
+    except Exception as error:
+        problems.append(f"result.json: {error}")
+        return
+    ordered = [results[name] for name in sorted(results)]
+    stats = plan.aggregate_stats(ordered, n_total_trials=exported.n_total_trials, n_retries=exported.stats.n_retries)
+    if exported.n_total_trials != len(plan.trial_configs):
+        problems.append(f"result.json: n_total_trials {exported.n_total_trials}, Harbor plans {len(plan.trial_configs)}")
+    if stats != exported.stats:
+        problems.append(
+            "result.json: stats differ from Harbor's\n  exported: "
+            + json.dumps(exported.stats.model_dump(mode="json"), sort_keys=True)
+            + "\n  Harbor's: " + json.dumps(stats.model_dump(mode="json"), sort_keys=True)
+        )
+
+
+def check(kind: str, source: Path) -> dict[str, Any]:
+    problems: list[str] = []
+    job = source.name
+    with tempfile.TemporaryDirectory() as scratch:
+        jobs_dir = Path(scratch)
+        # a copy: the viewer only reads, but resume deletes what it does not keep
+        shutil.copytree(source, jobs_dir / job, symlinks=True)
+        results = _check_trials(jobs_dir / job, problems)
+        listed = _check_viewer(jobs_dir, job, results, problems)
+        resumed, config, tasks, metrics = _resume(jobs_dir, job, problems)
+        kept: list[str] = []
+        remaining = None
+        if resumed is not None and config is not None:
+            kept = sorted(r.trial_name for r in resumed._existing_trial_results)
+            remaining = len(resumed._remaining_trial_configs)
+            if kept != sorted(r.trial_name for r in results.values()):
+                problems.append(f"resume: Harbor keeps {kept}, committed are {sorted(results)}")
+            if remaining != len(resumed._trial_configs) - len(kept):
+                problems.append(f"resume: {remaining} trials to run of {len(resumed._trial_configs)} planned")
+            if kind == "job":
+                plan = JobPlan(config=config, id=resumed._id, task_configs=tasks, trial_configs=resumed._trial_configs,
+                               metrics=metrics, task_download_results={}, job_lock=None)  # type: ignore[arg-type]
+                _check_stats(jobs_dir / job, plan, results, problems)
+    causes = {n: r.failure_cause.value for n, r in results.items() if r.failure_cause is not None}
+    return {"kind": kind, "dir": str(source), "trials": sorted(results), "viewer_listed": listed,
+            "resume_kept": kept, "resume_remaining": remaining, "failure_causes": causes, "problems": problems}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) % 2 or not argv or any(kind not in ("job", "sweep") for kind in argv[::2]):
+        print("usage: harbor_checker.py {job|sweep} DIR [{job|sweep} DIR ...]", file=sys.stderr)
+        return 2
+    logging.disable(logging.WARNING)  # Harbor logs each trial it skips; the report says it instead
+    reports = [check(kind, Path(path)) for kind, path in zip(argv[::2], argv[1::2], strict=True)]
+    print(json.dumps(reports, indent=2))
+    return 1 if any(r["problems"] for r in reports) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
-.PHONY: help install deps lint format test test-unit test-integration test-e2e faults \
+.PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e faults \
         cluster-up cluster-down cluster-status services images crds bench demo clean chart kind-up
 
 help:  ## list the targets
@@ -46,6 +46,9 @@ crds: install ## regenerate crds/ from the pydantic API models
 test-unit: install
 	@$(PYTEST) -q -n 2 tests/unit
 
+test-harbor: install ## Harbor's own code (harbor in its own venv, hack/harbor.sh) reads what the project writes
+	@$(PYTEST) -q tests/harbor
+
 test-integration: install cluster-up services images
 	@$(PYTEST) -q tests/integration
 
@@ -58,6 +61,8 @@ faults: install cluster-up services images ## fault-injection tests that print f
 # every tier; the unit tier first because it needs nothing and fails fastest
 test: install lint ## every test tier (unit, integration, e2e), starting whatever they need
 	@$(PYTEST) -q -n 2 tests/unit
+	@bash hack/harbor.sh venv >/dev/null
+	@$(PYTEST) -q tests/harbor
 	@bash hack/cluster-up.sh
 	@bash hack/postgres.sh up
 	@bash hack/s3.sh up

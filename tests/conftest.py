@@ -1,5 +1,5 @@
 """Test tiers follow the directory a test lives in: tests/unit → unit, tests/integration →
-integration, tests/e2e → e2e, tests/faults → faults. `make test` runs them all."""
+integration, tests/e2e → e2e, tests/faults → faults, tests/harbor → harbor. `make test` runs them all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-_TIERS = ("unit", "integration", "e2e", "faults")
+_TIERS = ("unit", "integration", "e2e", "faults", "harbor")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

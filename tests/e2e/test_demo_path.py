@@ -21,6 +21,7 @@ from buzz_operator.dev import demo
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
 from tests.integration.cli.real_bundles import check_sweep_results
+from tests.support.harbor_venv import harbor_check, problems
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
@@ -136,11 +137,29 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             else:
                 assert {(f["task"], f["reason"]) for f in document["failures"]} == {
                     ("reply-to-thread", "failed reply_to_thread")}
+
+        check_with_harbor(store, tmp_path / "results")
     finally:
         for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served
             kubectl_json_quiet(namespace, name)
         operator.terminate()
         operator.wait(timeout=60)
+
+
+def check_with_harbor(store: Path, results: Path) -> None:
+    """Harbor's own code (tests/support/harbor_checker.py, in Harbor's venv) over every trial
+    bundle the operator wrote and over each sweep's `buzzctl sweep export`: every result.json and
+    config.json validates, Harbor's viewer lists and opens every trial, Harbor's resume keeps every
+    committed trial with nothing left to run, and the JobStats Harbor computes from the trials
+    equal the export's."""
+    targets = [t for name in CONDITION_FILES for t in (("sweep", store / name), ("job", results / name / "job"))]
+    reports = harbor_check(*targets)
+    assert problems(reports) == [], json.dumps(reports, indent=2)[-6000:]
+    for report in reports:
+        committed = sorted(p.parent.name for p in Path(report["dir"]).glob("*/result.json"))
+        assert len(committed) == len(SUITE) * ATTEMPTS, report["dir"]
+        assert report["trials"] == report["resume_kept"] == committed, report
+        assert set(committed) <= set(report["viewer_listed"]) and report["resume_remaining"] == 0, report
 
 
 def _write(tmp_path: Path, body: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ from buzz_operator.cli.sweep_results import LoadedSweep
 from buzz_operator.results import job_config, job_result, leaderboard_metadata
 from buzz_operator.results.files import BUNDLE_MANIFEST, CONFIG, ENDPOINTS, RESULT
 from buzz_operator.results.trial import load_json
+from buzz_operator.storage.layout import RETRIES_DIR
 
 
 def _spec(loaded: LoadedSweep) -> dict[str, Any]:
@@ -64,6 +65,7 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
         sweep_config=loaded.config,
     )
     result = job_result(summary.sweep, results, n_total_trials=total, n_running_trials=0,
+                        n_retries=sum(_retries(target / name) for name in committed),
                         exported_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"))
     target.mkdir(parents=True, exist_ok=True)
     (target / "config.json").write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
@@ -96,6 +98,13 @@ def _planned(config: dict[str, Any], attempts: int) -> int:
         return 0
     tasks = sum(len(d.get("tasks") or []) for d in datasets if isinstance(d, dict))
     return tasks * attempts
+
+
+def _retries(trial_dir: Path) -> int:
+    """Tries abandoned on an infra failure and run again: Harbor's n_retries. Each left its
+    evidence under retries/<n>/ (storage/layout.py)."""
+    retries = trial_dir / RETRIES_DIR
+    return sum(1 for d in retries.iterdir() if d.is_dir()) if retries.is_dir() else 0
 
 
 def _read(path: Path) -> bytes:

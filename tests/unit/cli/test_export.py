@@ -62,3 +62,15 @@ def test_planned_trials_from_the_operators_sweep_config(runner: CliRunner, tmp_p
     job = json.loads((tmp_path / "job" / "result.json").read_text())
     assert job["n_total_trials"] == 4 and job["stats"]["n_pending_trials"] == 3 and job["finished_at"] is None
     assert json.loads((tmp_path / "job" / "config.json").read_text())["n_concurrent_trials"] == 3
+
+
+def test_retries_kept_in_the_store_are_harbors_n_retries(runner: CliRunner, tmp_path: Path) -> None:
+    from tests.unit.results.sweep_builder import TrialPlan, build_sweep
+
+    store = build_sweep(tmp_path / "store", "r", [TrialPlan("hello-file", 1)], spec={"attempts": 1})
+    for attempt in (1, 2):  # two tries of hello-file-1 lost to infra before the committed one
+        kept = tmp_path / "store" / "r" / "hello-file-1" / "retries" / str(attempt)
+        kept.mkdir(parents=True)
+        (kept / "result.json").write_text("{}")
+    assert runner.invoke(app, ["sweep", "export", "r", str(tmp_path / "job"), "--store", store]).exit_code == 0
+    assert json.loads((tmp_path / "job" / "result.json").read_text())["stats"]["n_retries"] == 2

@@ -27,8 +27,10 @@ GOOSE_PROMPT_MODES = frozenset({"append", "set"})
 class StrictModel(BaseModel):
     """Unknown or misspelled keys are errors (§1): a typo must not become a silent default."""
 
-    # `model_revision` is a domain field, not pydantic's namespace.
-    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+    # `model_revision` is a domain field, not pydantic's namespace. Infinity passes `ge=0`, and a
+    # ConfigMap's YAML can spell it (`.inf`): refused here, naming the field, rather than by the
+    # hash's allow_nan=False with no field at all (found by tests/unit/validation/test_random_specs.py).
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), allow_inf_nan=False)
 
 
 def _reject_non_finite(value: Any, where: str = "") -> None:
@@ -47,7 +49,8 @@ def _reject_non_finite(value: Any, where: str = "") -> None:
 class ArtifactRef(StrictModel):
     """A sha256-pinned file relative to the artifact root (§1.2)."""
 
-    path: str = Field(min_length=1)
+    # no NUL or other control characters: the OS refuses them in a path with a bare ValueError
+    path: str = Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 

@@ -9,6 +9,7 @@ Accepted condition can say exactly what to fix.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ def _parse_document(text: str, field: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InputError(field, f"not YAML or JSON: {exc}") from exc
+    except (ValueError, TypeError, RecursionError) as exc:
+        # a tagged scalar that does not construct (`!!int abc`, `!!float x`) is a bare ValueError
+        # from the constructor; nesting deeper than the stack allows, a RecursionError
+        raise InputError(field, f"not YAML or JSON: {type(exc).__name__}: {str(exc)[:160]}") from exc
 
 
 async def config_map(kube: Kube, namespace: str, name: str, field: str) -> dict[str, str]:
@@ -85,14 +90,34 @@ async def load_condition(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Con
             ref = source.config_map_ref
             assert ref is not None  # the model guarantees exactly one source
             data = await config_map(kube, namespace, ref.name, "spec.condition.configMapRef")
-            if ref.manifest_key not in data:
-                raise InputError("spec.condition.configMapRef.manifestKey", f"ConfigMap has no key {ref.manifest_key}")
-            manifest = ExperimentManifest.load(_parse_document(data[ref.manifest_key], "spec.condition"))
-            files = {key.replace("__", "/"): value.encode() for key, value in data.items() if key != ref.manifest_key}
-            prompts = verify_prompt_files(manifest, files)
+            return condition_from_config_map(data, ref.manifest_key)
     except ConditionError as exc:
         raise InputError("spec.condition", str(exc)) from exc
     return Condition(manifest, prompts)
+
+
+def condition_from_config_map(data: Mapping[str, str], manifest_key: str) -> Condition:
+    """A condition ConfigMap's data, once read: its manifest (YAML or JSON) and the prompt files
+    beside it (paths spelled with `__` for `/`), digest-checked. Pure, so the property test
+    feeds it what a user may put in a ConfigMap."""
+    if manifest_key not in data:
+        raise InputError("spec.condition.configMapRef.manifestKey", f"ConfigMap has no key {manifest_key}")
+    try:
+        manifest = ExperimentManifest.load(_parse_document(data[manifest_key], "spec.condition"))
+        files = {key.replace("__", "/"): value.encode() for key, value in data.items() if key != manifest_key}
+        return Condition(manifest, verify_prompt_files(manifest, files))
+    except ConditionError as exc:
+        raise InputError("spec.condition", str(exc)) from exc
+
+
+def endpoints_from_config_map(data: Mapping[str, str], key: str) -> EndpointConfig:
+    """An endpoints ConfigMap's data, once read: the endpoint config under `key` (YAML or JSON)."""
+    if key not in data:
+        raise InputError("spec.endpoints.configMapRef.key", f"ConfigMap has no key {key}")
+    try:
+        return EndpointConfig.load(_parse_document(data[key], "spec.endpoints"))
+    except ConditionError as exc:
+        raise InputError("spec.endpoints", str(exc)) from exc
 
 
 async def load_endpoints(
@@ -110,9 +135,7 @@ async def load_endpoints(
             ref = source.config_map_ref
             assert ref is not None
             data = await config_map(kube, namespace, ref.name, "spec.endpoints.configMapRef")
-            if ref.key not in data:
-                raise InputError("spec.endpoints.configMapRef.key", f"ConfigMap has no key {ref.key}")
-            config = EndpointConfig.load(_parse_document(data[ref.key], "spec.endpoints"))
+            config = endpoints_from_config_map(data, ref.key)
         check_endpoints(manifest, config)
     except ConditionError as exc:
         raise InputError("spec.endpoints", str(exc)) from exc

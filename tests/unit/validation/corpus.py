@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 Body = dict[str, Any]
@@ -97,6 +98,18 @@ def secret(name: str, data: dict[str, str]) -> Body:
 
 
 WRONG_OWNER_HEX = "11" * 32  # a valid secret key that is not the relay's owner
+# an nsec1 key (of WRONG_OWNER_HEX) whose checksum does not match
+BAD_CHECKSUM_NSEC = "nsec1zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygsfy7x0p"
+_ROOT = Path(__file__).resolve().parents[3]
+SOLO_SHA = "b84317593f7eda24c8c455221d695e6d4049e1451188bcef2b8ffc7cdb383d12"
+
+
+def _condition_yaml(price: str) -> dict[str, str]:
+    """A condition ConfigMap's data: the oracle manifest with `price` as its input price (YAML can
+    spell what JSON cannot, e.g. .inf), and its persona beside it."""
+    manifest = (_ROOT / "manifests" / "standin-oracle.yaml").read_text()
+    return {"manifest.yaml": manifest.replace("input_per_million_usd: 0.1", f"input_per_million_usd: {price}"),
+            "personas__solo.md": (_ROOT / "manifests" / "personas" / "solo.md").read_text()}
 
 
 CASES: tuple[Case, ...] = (
@@ -157,6 +170,9 @@ CASES: tuple[Case, ...] = (
     Case("manifest-timeout-negative", "accept", "trial_budget.timeout_seconds",
          _manifest(lambda m: m.update(trial_budget={"timeout_seconds": -1}))),
     Case("manifest-not-a-mapping", "accept", "spec.condition", _set("condition", "inline", value={"x": [1, 2]})),
+    # found by tests/unit/validation/test_random_specs.py: the apiserver stores a NUL in a string
+    Case("manifest-prompt-path-control-char", "accept", "roster.0.prompt.path",
+         _seat(prompt={"path": "personas/solo.md\x00", "sha256": SOLO_SHA})),
     Case("endpoints-missing", "accept", "spec.endpoints", _drop("endpoints")),
     Case("endpoints-roster-endpoint-absent", "accept", "standin/oracle",
          _endpoints(lambda e: e.pop("standin/oracle"))),
@@ -197,6 +213,28 @@ CASES: tuple[Case, ...] = (
     Case("relay-owner-key-wrong", "cluster", "spec.relay.ownerKeySecretRef",
          _set("relay", "ownerKeySecretRef", value={"name": "wrong-owner", "key": "owner-key"}),
          (secret("wrong-owner", {"owner-key": WRONG_OWNER_HEX}),)),
+    # issue 24: these left the sweep with no status and no Event, the reconcile failing forever
+    Case("relay-url-other-host", "cluster", "spec.relay.url", _set("relay", "url", value="wss://relay.example.com")),
+    Case("relay-url-default-port", "cluster", "spec.relay.url", _set("relay", "url", value="ws://localhost:80")),
+    Case("relay-owner-key-not-hex", "cluster", "spec.relay.ownerKeySecretRef",
+         _set("relay", "ownerKeySecretRef", value={"name": "owner-not-hex", "key": "owner-key"}),
+         (secret("owner-not-hex", {"owner-key": "not-a-hex-key"}),)),
+    # found by tests/unit/validation/test_random_specs.py
+    Case("relay-owner-key-bad-nsec", "cluster", "spec.relay.ownerKeySecretRef",
+         _set("relay", "ownerKeySecretRef", value={"name": "owner-bad-nsec", "key": "owner-key"}),
+         (secret("owner-bad-nsec", {"owner-key": BAD_CHECKSUM_NSEC}),)),
+    Case("relay-url-port-out-of-range", "cluster", "spec.relay.url",
+         _set("relay", "url", value="ws://localhost:99999")),
+    Case("condition-configmap-price-infinite", "cluster", "input_per_million_usd",
+         _set("condition", value={"configMapRef": {"name": "condition-inf"}}),
+         (config_map("condition-inf", _condition_yaml(".inf")),)),
+    Case("condition-configmap-tag-not-constructible", "cluster", "spec.condition",
+         _set("condition", value={"configMapRef": {"name": "condition-bad-tag"}}),
+         (config_map("condition-bad-tag", {"manifest.yaml": "condition: !!int abc\n"}),)),
+    Case("endpoints-configmap-tag-not-constructible", "cluster", "spec.endpoints",
+         _set("endpoints", value={"configMapRef": {"name": "endpoints-bad-tag", "key": "endpoints.yaml"},
+                                  "secretRef": {"name": "api-keys"}}),
+         (config_map("endpoints-bad-tag", {"endpoints.yaml": "standin/oracle: {provider: !!float x}\n"}),)),
     Case("relay-service-missing-object", "cluster", "spec.relay.serviceRef",
          _set("relay", "serviceRef", value={"name": "no-such-relay", "port": 3600})),
     Case("relay-dsn-unreachable", "cluster", "spec.relay.postgresDsnSecretRef",

@@ -219,12 +219,13 @@ CASES: tuple[Case, ...] = (
     Case("relay-owner-key-not-hex", "cluster", "spec.relay.ownerKeySecretRef",
          _set("relay", "ownerKeySecretRef", value={"name": "owner-not-hex", "key": "owner-key"}),
          (secret("owner-not-hex", {"owner-key": "not-a-hex-key"}),)),
-    # found by tests/unit/validation/test_random_specs.py
+    # the key and URL forms relay_target now checks (test_random_specs.py generates them too)
     Case("relay-owner-key-bad-nsec", "cluster", "spec.relay.ownerKeySecretRef",
          _set("relay", "ownerKeySecretRef", value={"name": "owner-bad-nsec", "key": "owner-key"}),
          (secret("owner-bad-nsec", {"owner-key": BAD_CHECKSUM_NSEC}),)),
     Case("relay-url-port-out-of-range", "cluster", "spec.relay.url",
          _set("relay", "url", value="ws://localhost:99999")),
+    # found by tests/unit/validation/test_random_specs.py
     Case("condition-configmap-price-infinite", "cluster", "input_per_million_usd",
          _set("condition", value={"configMapRef": {"name": "condition-inf"}}),
          (config_map("condition-inf", _condition_yaml(".inf")),)),

@@ -12,7 +12,7 @@ from buzz_operator.relay.hosts import handshake_refusal, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER, KeyFormatError, Keypair, secret_key_hex
 from buzz_operator.sweep.runtime_inputs import InputError, owner_key_hex
 
-KEY = Keypair.generate().secret_hex
+KEY = Keypair.from_int(0xC0FFEE).secret_hex  # fixed: xdist workers must collect the same ids
 REF = SecretKeyRef(name="relay-owner", key="owner-key")
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import os
 import tempfile
+import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,8 +206,10 @@ async def _escaped(
     after a backoff that grows with how long the object has been failing (api/escapes.py)."""
     now, status = _now(), dict(body.get("status") or {})
     escape = escapes.classify(error, where)
-    log.warning("%s %s/%s: %s", where, body["metadata"]["namespace"], body["metadata"]["name"], escape.message,
-                exc_info=escape.reason == "InternalError")
+    # where it was raised, for a bug; frames only, since the exception's own text may hold a secret
+    frames = "".join(traceback.format_tb(error.__traceback__)) if escape.reason == "InternalError" else ""
+    log.warning("%s %s/%s: %s%s", where, body["metadata"]["namespace"], body["metadata"]["name"], escape.message,
+                f"\n{frames}" if frames else "")
     patch = escapes.escape_patch(status, escape, now, generation=body["metadata"].get("generation"), type_=type_,
                                  also=() if escape.retryable else also)
     try:
@@ -214,7 +217,8 @@ async def _escaped(
     except Exception as write_error:  # the API server may be what failed: the Event and log still tell
         log.warning("%s: status not written (%s: %s)", where, type(write_error).__name__, write_error)
     events.post(_plain(body), [events.escaped(escape)])
-    raise kopf.TemporaryError(escape.message, delay=escapes.retry_delay_s(escapes.conditions_of(status), now))
+    # from None: kopf must not log the unscrubbed original as this error's context
+    raise kopf.TemporaryError(escape.message, delay=escapes.retry_delay_s(escapes.conditions_of(status), now)) from None
 
 
 def _now() -> datetime:

@@ -122,5 +122,6 @@ async def test_an_escaped_error_lands_in_status_and_events_then_clears(  # type:
     assert any(e["reason"] == "InternalError" and "KeyError" in e["message"] for e in warnings), warnings
     for secret in (f"hunter2-{namespace}", "cd" * 32):
         assert secret not in json.dumps(failing) and secret not in json.dumps(events)
+        assert secret not in runner.output, "nor in the operator's log"
     assert recovered["reason"] == "Reconciled"
     assert runner.exception is None and "failed with an exception" not in runner.output, runner.output[-3000:]

@@ -6,6 +6,9 @@ Suspended    spec.suspend holds new trials back
 BudgetExhausted  spend reached spec.budget.maxCostUSD; no more trials start
 Complete     every planned trial reached a terminal phase
 Failed       the sweep cannot finish: invalid spec, or budget exhausted with nothing left running
+Ready        written only by handlers.py when an error escapes the reconcile (False, the error
+             classified by api/escapes.py) and set True by the next reconcile that succeeds;
+             JanitorReady is the janitor's own
 
 Failed trials do not fail the sweep: they are results, counted in status.
 """

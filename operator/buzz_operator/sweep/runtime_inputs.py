@@ -73,6 +73,16 @@ def _parse_document(text: str, field: str) -> Any:
         raise InputError(field, f"not YAML or JSON: {type(exc).__name__}: {str(exc)[:160]}") from exc
 
 
+def _mapping_document(text: str, field: str) -> dict[str, Any]:
+    """A ConfigMap's YAML/JSON document that must be a mapping. The loaders take a str as a file
+    *path*, so a document that is one line of text (`~0`, `/etc/hostname`) would otherwise be
+    read from the operator's own filesystem (found by tests/unit/validation/test_random_specs.py)."""
+    document = _parse_document(text, field)
+    if not isinstance(document, dict):
+        raise InputError(field, f"the document must be a mapping (a YAML or JSON object), not {type(document).__name__}")
+    return document
+
+
 async def config_map(kube: Kube, namespace: str, name: str, field: str) -> dict[str, str]:
     try:
         return await objects.read_config_map(kube, namespace, name)
@@ -103,7 +113,7 @@ def condition_from_config_map(data: Mapping[str, str], manifest_key: str) -> Con
     if manifest_key not in data:
         raise InputError("spec.condition.configMapRef.manifestKey", f"ConfigMap has no key {manifest_key}")
     try:
-        manifest = ExperimentManifest.load(_parse_document(data[manifest_key], "spec.condition"))
+        manifest = ExperimentManifest.load(_mapping_document(data[manifest_key], "spec.condition"))
         files = {key.replace("__", "/"): value.encode() for key, value in data.items() if key != manifest_key}
         return Condition(manifest, verify_prompt_files(manifest, files))
     except ConditionError as exc:
@@ -115,7 +125,7 @@ def endpoints_from_config_map(data: Mapping[str, str], key: str) -> EndpointConf
     if key not in data:
         raise InputError("spec.endpoints.configMapRef.key", f"ConfigMap has no key {key}")
     try:
-        return EndpointConfig.load(_parse_document(data[key], "spec.endpoints"))
+        return EndpointConfig.load(_mapping_document(data[key], "spec.endpoints"))
     except ConditionError as exc:
         raise InputError("spec.endpoints", str(exc)) from exc
 

@@ -319,7 +319,10 @@ def yaml_config_map(draw: st.DrawFn, base: Any, paths: list[tuple[Any, ...]], ke
     doc = draw(st.one_of(st.just(copy.deepcopy(base)), mutated(base, paths, 2)))
     choice = draw(st.sampled_from(["token", "token", "plain", "text"]))
     if choice == "text":
-        text = draw(st.text(max_size=200))
+        # a plain-string document: once read as a path on the operator's disk (a relative one
+        # even loaded the repository's own manifest)
+        text = draw(st.one_of(st.text(max_size=200), st.sampled_from(
+            ["~0", "/etc/hostname", "manifests/standin-oracle.yaml", "manifests/endpoints/standin.json"])))
     else:
         if choice == "token":
             for path in draw(st.lists(st.sampled_from(paths), min_size=1, max_size=2)):

@@ -121,8 +121,9 @@ async def check_postgres(target: RelayTarget | None) -> CheckResult:
             await conn.fetchval("SELECT 1")
         finally:
             await conn.close()
-    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
-        # the DSN holds a password: name the error type only
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError) as error:
+        # the DSN holds a password: name the error type only (InterfaceError/ValueError: a DSN
+        # asyncpg refuses before dialling)
         return failed(checks.POSTGRES, f"spec.relay.postgresDsnSecretRef: SELECT 1 failed ({type(error).__name__})")
     return passed(checks.POSTGRES, "SELECT 1")
 

@@ -219,7 +219,8 @@ async def healthcheck(target: RelayTarget) -> None:
             await conn.fetchval("SELECT 1")
         finally:
             await conn.close()
-    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError) as exc:
+        # InterfaceError/ValueError: asyncpg refusing the DSN itself; the type only, it holds a password
         raise ProvisioningError(f"postgres healthcheck failed: {type(exc).__name__}") from exc
 
 

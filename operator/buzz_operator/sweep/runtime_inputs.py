@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import yaml
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -180,13 +181,51 @@ def owner_key_hex(value: str, ref: SecretKeyRef) -> str:
                          f"Secret {ref.name} key {ref.key} is not a secret key: {exc}") from None
 
 
+_SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+_SESSION_ATTRS = ("any", "primary", "standby", "prefer-standby", "read-write", "read-only")
+
+
+def dsn_problem(dsn: str) -> str | None:
+    """Why `dsn` is not a Postgres URL asyncpg can dial, or None; never quotes it (it holds a
+    password). Without this, asyncpg's own refusals (ClientConfigurationError, ValueError) escaped
+    preflight and every trial, as neither an outage nor a field."""
+    try:
+        parts = urlsplit(dsn)
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("postgresql", "postgres"):
+        return "it must start with postgresql:// or postgres://"
+    hosts = parts.netloc.rpartition("@")[2]
+    for host in hosts.split(",") if hosts else ():  # libpq allows h1:p1,h2:p2
+        if not host:
+            return "its host list has an empty entry"
+        port = host.rpartition("]")[2] if host.startswith("[") else host
+        if ":" in port and not port.rpartition(":")[2].isdigit():
+            return "a host's port is not a number"
+    try:  # asyncpg parses the query strictly
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=True) if parts.query else {}
+    except ValueError:
+        return "its query is not name=value pairs"
+    if any(mode not in _SSLMODES for mode in query.get("sslmode", [])):
+        return f"sslmode must be one of {', '.join(_SSLMODES)}"
+    if any(value not in _SESSION_ATTRS for value in query.get("target_session_attrs", [])):
+        return f"target_session_attrs must be one of {', '.join(_SESSION_ATTRS)}"
+    if any(not port.isdigit() for port in query.get("port", [])):
+        return "its port parameter is not a number"
+    return None
+
+
 async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
     relay = spec.relay
     if problem := relay_url_problem(relay.url):
         raise InputError("spec.relay.url", problem)
     ref = relay.owner_key_secret_ref
     owner = owner_key_hex(await _relay_secret(kube, namespace, ref, "spec.relay.ownerKeySecretRef"), ref)
-    dsn = await _relay_secret(kube, namespace, relay.postgres_dsn_secret_ref, "spec.relay.postgresDsnSecretRef")
+    dsn_ref = relay.postgres_dsn_secret_ref
+    dsn = (await _relay_secret(kube, namespace, dsn_ref, "spec.relay.postgresDsnSecretRef")).strip()
+    if problem := dsn_problem(dsn):
+        raise InputError("spec.relay.postgresDsnSecretRef",
+                         f"Secret {dsn_ref.name} key {dsn_ref.key} is not a Postgres URL: {problem}")
     try:
         target = await objects.service_target(kube, namespace, relay.service_ref.name, relay.service_ref.port)
     except ApiException as exc:
@@ -195,7 +234,7 @@ async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Relay
     except ValueError as exc:
         raise InputError("spec.relay.serviceRef", str(exc)[:200]) from exc
     # The operator dials the Service's ClusterIP and presents the canonical authority as Host.
-    return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn.strip(), connect_url=f"ws://{target}")
+    return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn, connect_url=f"ws://{target}")
 
 
 def storage_url(spec: BuzzSweepSpec) -> str:

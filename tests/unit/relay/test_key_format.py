@@ -10,7 +10,7 @@ from buzz_operator.api.common import SecretKeyRef
 from buzz_operator.relay.bech32 import encode_nsec
 from buzz_operator.relay.hosts import handshake_refusal, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER, KeyFormatError, Keypair, secret_key_hex
-from buzz_operator.sweep.runtime_inputs import InputError, owner_key_hex
+from buzz_operator.sweep.runtime_inputs import InputError, dsn_problem, owner_key_hex
 
 KEY = Keypair.from_int(0xC0FFEE).secret_hex  # fixed: xdist workers must collect the same ids
 REF = SecretKeyRef(name="relay-owner", key="owner-key")
@@ -55,3 +55,18 @@ def test_handshake_answers() -> None:
     assert handshake_refusal("wss://relay.example.com", 421) is not None
     for outage in (408, 429, 500, 502, 503):
         assert handshake_refusal("wss://relay.example.com", outage) is None
+
+
+@pytest.mark.parametrize("dsn", ["postgresql://relay:pw@10.0.0.1:5432/relay", "postgres://h/db?sslmode=require",
+                                 "postgresql://h1:5432,h2:5433/db", "postgresql:///db?host=/tmp",
+                                 "postgresql://[::1]:5432/db"])
+def test_dsns_asyncpg_dials_pass(dsn: str) -> None:
+    assert dsn_problem(dsn) is None
+
+
+@pytest.mark.parametrize("dsn", ["not a dsn", "mysql://x", "postgresql://u:secretpw@[::1/db", "postgresql://h:x/db",
+                                 "postgresql://,", "postgres://?_", "postgres://h/db?sslmode=on",
+                                 "postgres://h/db?target_session_attrs=x", "postgres://h/db?port=x"])
+def test_dsns_asyncpg_refuses_are_named_without_the_password(dsn: str) -> None:
+    problem = dsn_problem(dsn)
+    assert problem is not None and "secretpw" not in problem

@@ -223,6 +223,12 @@ CASES: tuple[Case, ...] = (
     Case("relay-owner-key-bad-nsec", "cluster", "spec.relay.ownerKeySecretRef",
          _set("relay", "ownerKeySecretRef", value={"name": "owner-bad-nsec", "key": "owner-key"}),
          (secret("owner-bad-nsec", {"owner-key": BAD_CHECKSUM_NSEC}),)),
+    Case("relay-dsn-not-a-url", "cluster", "spec.relay.postgresDsnSecretRef",
+         _set("relay", "postgresDsnSecretRef", value={"name": "dsn-malformed", "key": "dsn"}),
+         (secret("dsn-malformed", {"dsn": "postgresql://relay:pw@[::1/relay"}),)),
+    Case("relay-dsn-bad-sslmode", "cluster", "spec.relay.postgresDsnSecretRef",
+         _set("relay", "postgresDsnSecretRef", value={"name": "dsn-sslmode", "key": "dsn"}),
+         (secret("dsn-sslmode", {"dsn": "postgresql://relay:pw@127.0.0.1:1/relay?sslmode=on"}),)),
     Case("relay-url-port-out-of-range", "cluster", "spec.relay.url",
          _set("relay", "url", value="ws://localhost:99999")),
     # found by tests/unit/validation/test_random_specs.py

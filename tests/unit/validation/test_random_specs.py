@@ -1,13 +1,13 @@
-"""Random sweeps never crash a handler: generated sweep specs, condition manifests, endpoint
-configs, Secret values and relay URLs — valid, subtly wrong and garbage — go through the code the
-sweep reconcile and the trials run (the pydantic twin of the CRD schema, condition, endpoints,
-store and dataset loading, the owner-key and relay-URL checks of relay_target, the lock, the
-plan, admission and each trial's spec), and each ends either accepted or refused with a message
-that names a spec field. Anything else escaping is a bad input nobody thought of: it goes into
-the bad-input corpus (tests/unit/validation/corpus.py) once understood.
+"""Random sweeps never crash a handler: generated sweep specs, condition manifests and endpoint
+configs (inline and ConfigMap YAML), owner-key and DSN Secret values and relay URLs — valid,
+subtly wrong and garbage — go through the code the sweep reconcile and the trials run (the
+pydantic twin of the CRD schema, condition, endpoints, store and dataset loading, relay_target's
+checks of URL, owner key and DSN, the lock, the plan, admission and each trial's spec), and each
+ends either accepted or refused with a message that names a spec field. Anything else escaping
+is a bad input nobody thought of: it goes into the bad-input corpus (corpus.py) once understood.
 
 Prints, per property: random <what>: <run> run, <accepted> accepted, <refused> refused naming a
-field, 0 escaped (10,500 inputs in all).
+field, 0 escaped (10,800 inputs in all).
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ SPEC_CRD_URL = re.compile(r"^wss?://[^/\s]+(/.*)?$")  # spec.relay.url's pattern
 # key may be any text, so the field is whatever stands between "spec." and the first ": "
 NAMES_FIELD = re.compile(r"^spec\..+?: ", re.DOTALL)
 # Each property's share of the >= 10,000 inputs; modest per-example cost keeps the whole under a minute.
-EXAMPLES = {"sweep": 3000, "manifest": 1800, "endpoints": 1000, "yaml": 2000, "owner_key": 1500,
-            "relay_url": 1200}
+EXAMPLES = {"sweep": 3000, "manifest": 1800, "endpoints": 1000, "yaml": 2000, "owner_key": 1200,
+            "dsn": 600, "relay_url": 1200}
 # BUZZ_PROPERTY_EXPLORE=<n>: n times the inputs, freshly random — for hunting new classes by hand;
 # the unit tier runs the same derandomized inputs every time
 EXPLORE = int(os.environ.get("BUZZ_PROPERTY_EXPLORE") or 0)
@@ -390,6 +390,41 @@ def owner_key_values(value: str) -> None:
 
 def test_random_owner_key_secret_values(capsys: pytest.CaptureFixture[str]) -> None:
     _run(owner_key_values, "owner_key Secret values", capsys)
+
+
+DSNS = st.one_of(
+    st.from_regex(r"postgres(ql)?://([a-z]{1,6}(:[^@/\s]{0,8})?@)?[a-z0-9.\[\]:,-]{0,24}(/[a-z]{0,6})?(\?[a-z=&_%-]{0,24})?",
+                  fullmatch=True),
+    st.sampled_from(["", "not a dsn", "mysql://x", "postgresql://[::1/db", "postgresql://h:x/db",
+                     "postgresql://u:p@h:5432/db?sslmode=bogus", "postgresql://h/db?port=x", "postgresql:///db?host=/tmp",
+                     "postgresql://h1:5432,h2:5433/db", "postgresql://u:p%zz@h/db", "postgres://h/db?target_session_attrs=x"]),
+    st.text(max_size=60),
+)
+
+
+def _dsn(dsn: str) -> str | None:
+    """relay_target's check of the DSN Secret; what it accepts asyncpg's own parser takes too (its
+    private parser, called here only: the same one connect() runs before dialling)."""
+    from asyncpg import connect_utils
+
+    if problem := inputs.dsn_problem(dsn.strip()):
+        assert len(dsn) < 12 or dsn.strip() not in problem, "the message quotes the DSN"
+        return f"spec.relay.postgresDsnSecretRef: {problem}"
+    connect_utils._parse_connect_dsn_and_args(
+        dsn=dsn.strip(), host=None, port=None, user=None, password=None, passfile=None, database=None, ssl=None,
+        service=None, servicefile=None, direct_tls=None, server_settings=None, target_session_attrs=None,
+        krbsrvname=None, gsslib=None)
+    return None
+
+
+@settings(max_examples=EXAMPLES["dsn"], **QUICK)
+@given(DSNS)
+def dsn_values(dsn: str) -> None:
+    judge("dsn", lambda: _dsn(dsn))
+
+
+def test_random_dsn_secret_values(capsys: pytest.CaptureFixture[str]) -> None:
+    _run(dsn_values, "dsn Postgres DSN Secret values", capsys)
 
 
 def _relay_url(url: str, status: int) -> str | None:

@@ -89,7 +89,9 @@ async def test_crashing_seat_is_retried_as_a_fresh_try_until_retries_run_out(  #
         kept = trial_dir / "retries" / str(number)
         assert record.bundle_url and record.bundle_url.endswith(f"s5/s5-t1/retries/{number}"), record
         result = json.loads((kept / "result.json").read_text())
-        assert result["exception_info"]["exception_type"] == "AgentsExitedEarly", result["exception_info"]
+        # Harbor's name for the failure, the project's own reason beside it (docs/harbor.md)
+        assert result["exception_info"]["exception_type"] == "NonZeroAgentExitCodeError", result["exception_info"]
+        assert result["exception_info"]["buzz_reason"] == "AgentsExitedEarly", result["exception_info"]
         assert (kept / "agent" / "buzz" / "receipts.jsonl").exists()
         assert json.loads((kept / "agent" / "buzz" / "summary.json").read_text())["secret_scan"]["clean"]
     for retry in (0, 1):

@@ -4,12 +4,10 @@ instances a test may stop and start without touching the shared ones other sessi
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,21 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.support import cluster as cluster_fixtures
+from tests.support.corpus import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str, path: Path):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 _e2e = cluster_fixtures
-corpus = _load("buzz_faults_bad_input_corpus", ROOT / "tests" / "unit" / "validation" / "corpus.py")
+corpus = load_corpus()
 
 # the shared cluster fixtures, as the e2e tier uses them (pytest finds fixtures among a conftest's names)
 kubeconfig = _e2e.kubeconfig

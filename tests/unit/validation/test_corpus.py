@@ -4,8 +4,6 @@ admission code with a message naming the field; the valid sweep they mutate is a
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,19 +13,12 @@ from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.runtime import validation_message
 from pydantic import ValidationError
 
+from tests.support.corpus import load_corpus
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _load_corpus():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bad_input_corpus", Path(__file__).with_name("corpus.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-corpus = _load_corpus()
+corpus = load_corpus()
 PURE = [c for c in corpus.CASES if c.stage in ("schema", "accept")]
 
 

@@ -41,22 +41,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.support.corpus import load_corpus
 
-def _load_corpus():  # type: ignore[no-untyped-def]
-    import importlib.util
-    import sys
-
-    if "bad_input_corpus" in sys.modules:  # test_corpus.py loaded it in this process
-        return sys.modules["bad_input_corpus"]
-    spec = importlib.util.spec_from_file_location("bad_input_corpus", Path(__file__).with_name("corpus.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-corpus = _load_corpus()
+corpus = load_corpus()
 ROOT = Path(__file__).resolve().parents[3]
 GOOD = corpus.good_body(ROOT, store_url="file:///var/lib/buzz-operator/bundles")
 SPEC_CRD_URL = re.compile(r"^wss?://[^/\s]+(/.*)?$")  # spec.relay.url's pattern in the CRD

@@ -30,13 +30,7 @@ ensure_venv() {
   need_disk "$CACHE" 800 "Harbor's virtualenv"
   local py
   py=$(find_python) || die "harbor needs Python >= 3.12 and none was found (set HARBOR_PYTHON to one)"
-  log "creating $VENV with ${HARBOR_SPEC[*]} using $py (once)"
-  # a half-made venv from an interrupted run is thrown away, not patched
-  rm -rf "$VENV"
-  "$py" -m venv "$VENV" || die "could not create $VENV with $py"
-  PIP_CACHE_DIR=$CACHE/pip PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/pip" install -q "${HARBOR_SPEC[@]}" >"$CACHE/harbor-venv-pip.log" 2>&1 \
-    || { tail -20 "$CACHE/harbor-venv-pip.log" >&2; rm -rf "$VENV"; die "pip install ${HARBOR_SPEC[*]} failed; see $CACHE/harbor-venv-pip.log"; }
-  touch "$STAMP"
+  tool_venv "$VENV" "$py" "$CACHE/harbor-venv-pip.log" "${HARBOR_SPEC[@]}"
 }
 
 case "${1:-venv}" in

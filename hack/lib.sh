@@ -69,3 +69,19 @@ use_go() {
          GOCACHE="$CACHE/go/build-cache" GOFLAGS=-modcacherw GO111MODULE=on
   unset GOROOT
 }
+
+# tool_venv VENV PYTHON LOG SPEC...: a virtualenv of its own for a test tool whose dependency pins
+# must stay out of the project's .venv (moto's botocore, harbor's tree); made once per SPEC (a
+# stamp keyed by it), and a half-made one from an interrupted run is thrown away, not patched.
+tool_venv() {
+  local venv=$1 py=$2 pip_log=$3; shift 3
+  local stamp; stamp=$venv/.installed-$(printf '%s ' "$@" | sha256sum | cut -c1-16)
+  [ -f "$stamp" ] && return 0
+  log "creating $venv with $* using $py (once)"
+  rm -rf "$venv"
+  "$py" -m venv "$venv" || die "could not create $venv with $py"
+  # pip's output goes to a log: it is long, and only worth reading when the install fails
+  PIP_CACHE_DIR=$CACHE/pip PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install -q "$@" >"$pip_log" 2>&1 \
+    || { tail -20 "$pip_log" >&2; rm -rf "$venv"; die "pip install $* failed; see $pip_log"; }
+  touch "$stamp"
+}

@@ -36,15 +36,7 @@ running() { server_pid >/dev/null && [ "$(cat "$D/port" 2>/dev/null)" = "$S3_POR
 ensure_venv() {
   [ -f "$STAMP" ] && return 0
   need_disk "$CACHE" 300 "the S3 test server's virtualenv"
-  local py=${PYTHON:-python3}
-  log "creating $VENV with ${MOTO_SPEC[*]} (once)"
-  # a half-made venv from an interrupted run is thrown away, not patched
-  rm -rf "$VENV"
-  "$py" -m venv "$VENV" || die "could not create $VENV with $py"
-  # pip's output goes to a log: it is long, and only worth reading when the install fails
-  PIP_CACHE_DIR=$CACHE/pip PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/pip" install -q "${MOTO_SPEC[@]}" >"$CACHE/s3-venv-pip.log" 2>&1 \
-    || { tail -20 "$CACHE/s3-venv-pip.log" >&2; rm -rf "$VENV"; die "pip install ${MOTO_SPEC[*]} failed; see $CACHE/s3-venv-pip.log"; }
-  touch "$STAMP"
+  tool_venv "$VENV" "${PYTHON:-python3}" "$CACHE/s3-venv-pip.log" "${MOTO_SPEC[@]}"
 }
 
 stop_pid() {  # stop_pid PID: TERM, then KILL after 10 s; returns once the process is gone

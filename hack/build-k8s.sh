@@ -18,7 +18,7 @@ missing=""
 for b in $K8S_BINARIES; do [ -x "$K8S_BIN/$b" ] || missing="$missing $b"; done
 [ -x "$K8S_BIN/pause" ] || missing="$missing pause"
 [ -z "$missing" ] && { log "k8s $K8S_VERSION binaries cached in $K8S_BIN"; exit 0; }
-log "building k8s $K8S_VERSION:$missing from the Go module proxy (cold: about 20 minutes on 2 cores)"
+log "building k8s $K8S_VERSION:$missing from the Go module proxy (cold: about 7 minutes on 2 cores)"
 need_disk "$CACHE" 6000 "the Kubernetes build"
 use_go
 W=$K8S/build-$K8S_VERSION

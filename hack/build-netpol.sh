@@ -16,7 +16,7 @@ set -euo pipefail
 need_root
 out=$K8S/kube-router-$KUBE_ROUTER_VERSION/kube-router
 [ -x "$out" ] && { log "kube-router $KUBE_ROUTER_VERSION cached"; exit 0; }
-log "building kube-router $KUBE_ROUTER_VERSION from the Go module proxy (about 3 minutes)"
+log "building kube-router $KUBE_ROUTER_VERSION from the Go module proxy (about 2 minutes)"
 use_go
 W=$K8S/kube-router-$KUBE_ROUTER_VERSION/build
 mkdir -p "$W"; cd "$W"

@@ -139,13 +139,17 @@ start kube-proxy "$BIN/kube-proxy" --kubeconfig="$KUBECONFIG_PATH" --proxy-mode=
   --hostname-override=localhost --bind-address=127.0.0.1 --healthz-bind-address=127.0.0.1:10256 \
   --metrics-bind-address=127.0.0.1:10249 --conntrack-max-per-core=0
 waitfor "kc wait --for=condition=Ready node/localhost --timeout=2s" 240 "kubelet kube-apiserver"; el node Ready
+# kube-proxy's first sync must not overlap kube-router's start: both edit the filter table's
+# INPUT/FORWARD/OUTPUT chains, and one overlap left kube-proxy's sync failed ("Chain
+# 'KUBE-NODEPORTS' does not exist") until its 30 s retry; 240 rounds cover that retry too
+waitfor "iptables -t nat -S KUBE-SERVICES | grep -q default/kubernetes" 240 kube-proxy; el "kube-proxy rules present"
 # NetworkPolicy: kube-router's firewall controller only (the bridge CNI routes, kube-proxy serves
 # Services); it starts once its Node exists, whose pod CIDR it reads
 start kube-router "$KUBE_ROUTER" --kubeconfig="$KUBECONFIG_PATH" --run-firewall=true --run-router=false \
   --run-service-proxy=false --run-loadbalancer=false --hostname-override=localhost --health-port=20244 \
   --metrics-port=0 --enable-ipv6=false --service-cluster-ip-range="$SERVICE_CIDR"
 waitfor "curl -sf http://127.0.0.1:20244/healthz" 120 kube-router; el "kube-router healthy"
+waitfor "iptables -S INPUT | grep -q KUBE-NODEPORTS" 240 kube-proxy   # kube-proxy's jumps survived its start
 waitfor "kc get sa default -o name" 120 kube-controller-manager; el "default serviceaccount present"
-waitfor "iptables -t nat -S KUBE-SERVICES | grep -q default/kubernetes" 120 kube-proxy; el "kube-proxy rules present"
 trap - EXIT
 log "cluster up: export KUBECONFIG=$KUBECONFIG_PATH"

@@ -19,6 +19,9 @@ BIND_ATTEMPTS = 6
 BIND_BACKOFF_S = 1.0
 CHUNK = 16 * 1024
 USAGE = "usage: relay-forwarder <listen-addr> <target-addr>"
+HELP = """Listen on <listen-addr> (host:port or [v6]:port) inside the trial pod and pump every
+connection's bytes to <target-addr>, the relay Service's ClusterIP:port, unchanged: the relay
+binds tenants to the Host its clients present, so the forwarder never rewrites it."""
 
 
 def split_address(text: str) -> tuple[str, int]:
@@ -123,6 +126,9 @@ async def serve(listen: str, target: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{HELP}")
+        return 0
     if len(args) != 2:
         _log(USAGE)
         return 2

@@ -21,6 +21,12 @@ from .tracing import ACP_TARGET, EnvFilter, Logger
 from .turn import Turn
 
 SHUTDOWN_GRACE_S = 1.0
+HELP = """usage: buzz-acp [--help | --version]
+
+The stand-in buzz-acp: one agent seat on a Buzz relay, configured by its environment as the
+runtime launches it (§4.4): BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY, BUZZ_AUTH_TAG, BUZZ_ACP_CHANNELS,
+BUZZ_AGENT_MODEL (standin/<policy>), BUZZ_ACP_SYSTEM_PROMPT_FILE, BUZZ_ACP_SUBSCRIBE, RUST_LOG.
+Exits 0 after SIGTERM/SIGINT, 1 when the relay is lost, 2 on bad configuration."""
 
 
 async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
@@ -92,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("--version", "-V"):
         print("buzz-acp stand-in (buzz-operator dev stack)")
+        return 0
+    if args and args[0] in ("--help", "-h"):
+        print(HELP)
         return 0
     try:
         config = AcpConfig.from_env()

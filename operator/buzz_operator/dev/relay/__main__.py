@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
@@ -14,6 +15,28 @@ from buzz_operator.dev.relay.server import serve
 
 log = logging.getLogger("buzz_operator.dev.relay")
 
+# The relay is configured by the environment names Block's relay reads (config.py), so the
+# command line carries nothing but --help; the help must print before the environment is read,
+# or asking for it fails with "RELAY_URL: required".
+SETTINGS = """environment:
+  RELAY_URL               canonical URL, e.g. ws://localhost:3600; its authority is the only accepted Host
+  RELAY_OWNER_PUBKEY      x-only hex key whose NIP-OA tags admit identities
+  BUZZ_RELAY_PRIVATE_KEY  hex key that signs the 39000/39001/39002 channel state
+  DATABASE_URL            Postgres DSN; tables live in schema relay (applied at start)
+  BUZZ_BIND               host:port to listen on (default 0.0.0.0:3600)
+
+A bad setting exits 2 naming the variable; SIGTERM/SIGINT close every connection and exit 0."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m buzz_operator.dev.relay",
+        description="The development relay: a Buzz-compatible websocket relay backed by Postgres.",
+        epilog=SETTINGS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser.parse_args(argv)
+
 
 async def _run(config: RelayConfig) -> None:
     stop = asyncio.Event()
@@ -25,7 +48,8 @@ async def _run(config: RelayConfig) -> None:
         log.info("shutting down")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parse_args(argv)
     configure()
     try:
         config = RelayConfig.from_env(os.environ)

@@ -79,8 +79,14 @@ def build_stack(out: Path, ca_bundle: Path = SYSTEM_CA_BUNDLE) -> dict[str, Path
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m buzz_operator.dev.stack.build OUT", file=sys.stderr)
+    usage = "usage: python -m buzz_operator.dev.stack.build OUT"
+    # checked before OUT: `--help` taken as OUT would build a stack into a directory named --help
+    if args[:1] in (["-h"], ["--help"]):
+        print(f"{usage}\n\nBuild the stand-in agent stack (bin/buzz-acp, buzz-agent, buzz-dev-mcp, buzz and the CA "
+              "bundle) into OUT.")
+        return 0
+    if len(args) != 1 or args[0].startswith("-"):
+        print(usage, file=sys.stderr)
         return 2
     for name, path in build_stack(Path(args[0])).items():
         print(f"{name}: {path}")

@@ -1,34 +1,55 @@
 """Deterministic directory seeding (§3.5): pubkeys derived from the owner key, profiles published
-only for pubkeys the relay has none for, so reruns publish nothing and pubkeys never drift."""
+only for pubkeys the relay has none for, so reruns publish nothing and pubkeys never drift.
+
+Every trial's seats are attested by the same relay owner, so on a shared relay any agent may
+publish a kind-0 profile under any name. A directory identity's auth tag therefore carries the
+NIP-OA condition `kind=0` (profile only; seats and users get unconditioned tags): only the owner
+can sign such a tag, so a profile whose own auth tag says `kind=0` is one the provisioner made.
+The development relay refuses other identities' profiles under those names, and the stand-in's
+directory lookup trusts them over any look-alike published before them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.identities import stable_keypair
-from buzz_operator.relay.nip_oa import compute_auth_tag
+from buzz_operator.relay.nip_oa import compute_auth_tag, event_auth_tag
 from buzz_operator.relay.nostr import Keypair, sign_event
 from buzz_operator.relay.tenant_models import DirectoryEntry, DirectoryIdentity, ProvisioningError
 
 PROFILE_BATCH = 200  # the CLI's `users get --pubkey` batch size (§3.5)
 KIND_PROFILE = 0
+DIRECTORY_CONDITIONS = f"kind={KIND_PROFILE}"
 
 
-def profile_event(keypair: Keypair, name: str, owner_secret_hex: str) -> dict[str, object]:
+def profile_event(keypair: Keypair, name: str, owner_secret_hex: str, *, conditions: str = "") -> dict[str, object]:
     """`users set-profile --name <name>` as that identity, carrying its auth tag (§9.2)."""
-    tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex)
+    tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex, conditions)
     return sign_event(keypair, KIND_PROFILE, json.dumps({"name": name}, separators=(",", ":")), [], auth_tag=tag)
 
 
+def is_directory_profile(event: Mapping[str, Any]) -> bool:
+    """A kind-0 event whose own (first) auth tag grants profiles only: a provisioned directory
+    identity. Says nothing about the tag's signature — a relay verified it before storing the
+    event (dev/relay/server.py admits nothing else), so readers of stored events may rely on it."""
+    tag = event_auth_tag(event)
+    return event.get("kind") == KIND_PROFILE and tag is not None and len(tag) == 4 and tag[2] == DIRECTORY_CONDITIONS
+
+
 async def existing_profiles(client: RelayClient, pubkeys: Sequence[str]) -> set[str]:
+    """The pubkeys whose stored profile is already a directory profile. One published before
+    directory tags carried `kind=0` does not count, so it is published again (kind 0 is
+    replaceable) and its name gets the relay's protection."""
     found: set[str] = set()
     batches = [list(pubkeys[i : i + PROFILE_BATCH]) for i in range(0, len(pubkeys), PROFILE_BATCH)]
     for batch in batches:
         events = await client.query([{"kinds": [KIND_PROFILE], "authors": batch}])
-        found.update(e["pubkey"] for e in events)
+        found.update(e["pubkey"] for e in events if is_directory_profile(e))
     return found
 
 
@@ -45,7 +66,7 @@ async def seed_directory(
     keypairs = [stable_keypair(owner_secret_hex, entry.name) for entry in entries]
     have = await existing_profiles(client, [kp.pubkey_hex for kp in keypairs])
     missing = [
-        profile_event(kp, entry.name, owner_secret_hex)
+        profile_event(kp, entry.name, owner_secret_hex, conditions=DIRECTORY_CONDITIONS)
         for kp, entry in zip(keypairs, entries, strict=True)
         if kp.pubkey_hex not in have
     ]

@@ -157,6 +157,19 @@ def thread_tags(parent: Event) -> Tags:
     if root is None:
         return [["e", str(parent["id"]), "", "reply"]]
     return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
+# The NIP-OA conditions the operator's provisioner gives directory identities (profiles only);
+# the stack cannot import buzz_operator.relay.directory, which spells it DIRECTORY_CONDITIONS.
+DIRECTORY_CONDITIONS = "kind=0"
+
+
+def provisioned_by(event: Event, owner_pubkey: str) -> bool:
+    """Whether the event's own (first) auth tag is `owner_pubkey`'s profile-only grant: a
+    directory identity that owner's provisioner made. The signature is the relay's to check —
+    it stores no event whose auth tag does not verify — so it is not checked again here."""
+    tag = next((t for t in event.get("tags", []) if isinstance(t, list) and t and t[0] == "auth"), None)
+    return tag is not None and len(tag) == 4 and tag[1] == owner_pubkey and tag[2] == DIRECTORY_CONDITIONS
+
+
 
 
 def latest_by(events: list[Event], key: str) -> dict[str, Event]:

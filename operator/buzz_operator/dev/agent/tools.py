@@ -11,7 +11,7 @@ import time
 import uuid
 
 from .config import AcpConfig
-from .nostr import Event, Tags, latest_by, tag_values, thread_tags
+from .nostr import Event, Tags, latest_by, provisioned_by, tag_values, thread_tags
 from .session import RelaySession
 from .tracing import ACP_TARGET, Logger
 from .turn import KIND_ADD_MEMBER, KIND_CREATE_CHANNEL, KIND_MESSAGE, KIND_PROFILE, Turn, created_at
@@ -87,12 +87,15 @@ class Tools:
     async def directory(self, turn: Turn) -> dict[str, str]:
         """name → pubkey from kind-0 profiles (latest per author), read into the context.
 
-        Display names are not unique on a shared relay (another owner's directory may reuse
-        them), so a name claimed by several identities resolves to the one attested by the
-        same NIP-OA owner as this agent, then to the most recently published profile."""
+        Display names are not unique on a shared relay: another owner's directory may reuse
+        them, and every agent its owner attested (another trial's too) may publish a profile
+        under any name. A name claimed by several identities resolves to the directory identity
+        this agent's owner provisioned (its own auth tag grants profiles only, a tag no agent
+        can mint: buzz_operator.relay.directory), then to any identity of the same owner, then
+        to the most recently published profile."""
         latest = latest_by(await self.relay.query([{"kinds": [KIND_PROFILE], "limit": 5000}]), "pubkey")
         my_owner = self.config.auth_tag[1] if self.config.auth_tag else None
-        ranked: dict[str, tuple[tuple[bool, int], str]] = {}
+        ranked: dict[str, tuple[tuple[bool, bool, int], str]] = {}
         for author, event in latest.items():
             try:
                 profile = json.loads(event.get("content") or "{}")
@@ -101,7 +104,7 @@ class Tools:
             if not isinstance(profile, dict):
                 continue
             same_owner = my_owner is not None and my_owner in tag_values(event, "auth")
-            rank = (same_owner, created_at(event))
+            rank = (my_owner is not None and provisioned_by(event, my_owner), same_owner, created_at(event))
             for key in ("name", "display_name"):
                 name = profile.get(key)
                 if isinstance(name, str) and name and (name not in ranked or rank > ranked[name][0]):

@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 
 from buzz_operator.dev.relay import state, store
+from buzz_operator.relay.directory import DIRECTORY_CONDITIONS, is_directory_profile
 from buzz_operator.relay.nostr import Keypair, sign_event
 
 KIND_PROFILE = 0
@@ -28,6 +29,8 @@ SUPPORTED_KINDS = frozenset(
      KIND_CREATE_CHANNEL, KIND_DELETE_CHANNEL}
 )
 ROLES = frozenset({"owner", "admin", "member", "bot", "guest"})
+# the profile fields a directory lookup resolves a name from (the stand-in's and `users get`'s)
+PROFILE_NAME_KEYS = ("name", "display_name")
 
 
 class Rejected(Exception):
@@ -152,6 +155,10 @@ async def _profile(conn: asyncpg.Connection, event: dict[str, Any]) -> Outcome:
         raise Rejected("invalid: profile content must be a JSON object") from exc
     if not isinstance(profile, dict):
         raise Rejected("invalid: profile content must be a JSON object")
+    if not is_directory_profile(event) and (held := await _provisioned_name(conn, event["pubkey"], profile)):
+        # every trial's agents are attested by the same owner: without this, one trial's agent could
+        # publish "alice" and another trial's directory lookup would find the look-alike
+        raise Rejected(f"restricted: {held!r} is a directory name provisioned for another identity")
     newest = await conn.fetchval(
         "SELECT max(created_at) FROM relay.events WHERE kind = 0 AND pubkey = $1", event["pubkey"]
     )
@@ -163,6 +170,36 @@ async def _profile(conn: asyncpg.Connection, event: dict[str, Any]) -> Outcome:
     if not await store.insert_event(conn, event, None):
         return Outcome("duplicate: already have this event")
     return Outcome("", [Delivery(event, None)])
+
+
+def _names(profile: dict[str, Any]) -> set[str]:
+    # compared case- and space-blind: "Alice " would pass for "alice" in most directory views
+    return {value.strip().casefold() for key in PROFILE_NAME_KEYS if isinstance(value := profile.get(key), str)} - {""}
+
+
+async def _provisioned_name(conn: asyncpg.Connection, pubkey: str, profile: dict[str, Any]) -> str | None:
+    """A name of `profile` that a directory profile of another identity holds, or None."""
+    wanted = _names(profile)
+    if not wanted:
+        return None
+    # the containment prefilter (GIN-indexed) finds events with a `kind=0` string in some tag;
+    # is_directory_profile then checks it is the condition of the event's own first auth tag
+    rows = await conn.fetch(
+        "SELECT pubkey, created_at, kind, tags, content, id, sig FROM relay.events "
+        "WHERE kind = 0 AND pubkey <> $1 AND tags @> $2::jsonb",
+        pubkey, json.dumps([[DIRECTORY_CONDITIONS]]),
+    )
+    for row in rows:
+        held = store.row_to_event(row)
+        if not is_directory_profile(held):
+            continue
+        try:
+            names = _names(json.loads(held["content"]))
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if found := sorted(wanted & names):
+            return found[0]
+    return None
 
 
 async def _create(conn: asyncpg.Connection, relay: Keypair, event: dict[str, Any], channel_id: str) -> Outcome:

@@ -174,3 +174,33 @@ def test_unknown_policy_and_missing_shell_are_refused_by_name() -> None:
     body["tools"] = [{"type": "function", "function": {"name": "dev__read_file"}}]
     with pytest.raises(UnsupportedRequest, match="tools: the request offers no shell tool"):
         answer(openai_chat.parse(body, 10))
+
+
+def _envelope(stdout: str, exit_code: int = 0) -> str:
+    """A tool result as buzz-agent relays buzz-dev-mcp's shell tool: a pretty JSON envelope."""
+    return json.dumps({"exit_code": exit_code, "stdout": stdout, "stderr": "", "timed_out": False,
+                       "duration_ms": 3, "stdout_truncated": False, "stderr_truncated": False,
+                       "stdout_artifact": None, "stderr_artifact": None, "notes": []}, indent=2)
+
+
+def test_tool_results_in_buzz_dev_mcp_envelopes_are_read_for_their_stdout() -> None:
+    """buzz-agent hands the model the shell tool's JSON envelope, not the bare output: the file a
+    command printed and the JSON the CLI printed are both inside `stdout`."""
+    read = "@lead Please read `/etc/benchmark.txt` and report CHECK_ID and ACTION."
+    commands, _ = _run_turn("x/oracle", buzz_prompt(read), lambda c: _envelope("CHECK_ID: q7\nACTION: halt\n"))
+    assert "DONE: CHECK_ID is q7.\nACTION: halt" in _send_words(commands[-1])
+
+    invite = "@lead Create a private stream channel named `ops-room` and add benchmark-user-07 as member."
+    channel = "11111111-2222-4333-8444-555555555555"
+
+    def run(command: str) -> str:
+        if command.startswith("buzz users get"):
+            return _envelope(json.dumps([{"name": "benchmark-user-07", "pubkey": "7" * 64}]))
+        if command.startswith("buzz channels create"):
+            return _envelope(json.dumps({"event_id": "f" * 64, "accepted": True, "message": "",
+                                         "channel_id": channel}))
+        return _envelope('{"accepted": true}') + "\n\nThe tool call failed; reflect before retrying."
+
+    commands, _ = _run_turn("x/oracle", buzz_prompt(invite), run)
+    assert f"--channel {channel} --pubkey {'7' * 64} --role member" in commands[-2]
+    assert commands[-1].startswith("buzz messages send")

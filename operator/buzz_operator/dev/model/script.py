@@ -77,10 +77,24 @@ class _Steps:
         return self.turn.result(self.call_id(step, index)) is not None
 
     def output(self, step: str, index: int = 0) -> str:
-        return self.turn.result(self.call_id(step, index)) or ""
+        return shell_stdout(self.turn.result(self.call_id(step, index)) or "")
 
     def run(self, step: str, command: str, index: int = 0) -> ToolCall:
         return ToolCall(self.call_id(step, index), self.shell, {"command": command})
+
+
+def shell_stdout(result: str) -> str:
+    """What the command printed. buzz-dev-mcp's shell tool answers with a JSON envelope
+    (`{"exit_code", "stdout", "stderr", …}`, crates/buzz-dev-mcp/src/shell.rs) that buzz-agent
+    passes on as the tool result, possibly followed by its error-reflection text; the policies read
+    the command's own output, so the envelope is opened. Anything else is the output itself."""
+    try:
+        value, _ = json.JSONDecoder().raw_decode(result.lstrip())
+    except json.JSONDecodeError:
+        return result
+    if isinstance(value, dict) and "exit_code" in value and isinstance(value.get("stdout"), str):
+        return value["stdout"]
+    return result
 
 
 def _json_values(text: str) -> list[object]:

@@ -181,6 +181,26 @@ async def test_limit_returns_newest_in_order_and_live_delivery(relay) -> None:
             assert second["content"] == "live"
 
 
+async def test_nip50_search_finds_profiles_by_a_piece_of_their_name(relay) -> None:
+    """What `buzz users get --name` sends: kind 0 with `search`, every term a case-insensitive
+    substring; LIKE's own wildcards in the query are taken literally. (The names carry this run's
+    mark: the module's database is shared.)"""
+    run = uuid.uuid4().hex[:8]
+    names = {f"benchmark-user-07-{run}": Keypair.generate(), f"benchmark-user-70-{run}": Keypair.generate(),
+             f"benchmark_bot_03-{run}": Keypair.generate()}
+    for name, kp in names.items():
+        async with _client(relay, kp, compute_auth_tag(relay.owner.secret_hex, kp.pubkey_hex)) as client:
+            assert (await client.publish(client.sign(0, json.dumps({"name": name}), [])))[0]
+    kp, tag = _member(relay)
+    async with _client(relay, kp, tag) as client:
+        found = await client.query([{"kinds": [0], "search": f"BENCHMARK-user-07-{run}", "limit": 100}])
+        assert [e["pubkey"] for e in found] == [names[f"benchmark-user-07-{run}"].pubkey_hex]
+        assert len(await client.query([{"kinds": [0], "search": f"benchmark-user {run}"}])) == 2
+        assert [e["pubkey"] for e in await client.query([{"kinds": [0], "search": f"k_b {run}"}])] == [
+            names[f"benchmark_bot_03-{run}"].pubkey_hex]
+        assert await client.query([{"kinds": [0], "search": f"bench%07 {run}"}]) == []
+
+
 async def test_ttl_channel_is_archived_after_deadline(relay) -> None:
     kp, tag = _member(relay)
     async with _client(relay, kp, tag) as client:

@@ -24,9 +24,17 @@ def test_filter_matching() -> None:
     assert parse_filter({"limit": 10**9}).limit == 5000
 
 
+def test_search_needs_every_term_in_the_content_whatever_its_case() -> None:
+    profile = {**EVENT, "kind": 0, "content": '{"name":"Benchmark-User-07"}'}
+    assert parse_filter({"kinds": [0], "search": "benchmark-user-07"}).matches(profile)
+    assert parse_filter({"search": "USER-07 benchmark"}).matches(profile)
+    assert not parse_filter({"search": "benchmark-user-08"}).matches(profile)
+    assert parse_filter({"search": "  "}).matches(profile)  # no terms: no constraint
+
+
 @pytest.mark.parametrize(
     ("raw", "key"),
-    [([], "filter"), ({"kinds": ["9"]}, "kinds"), ({"since": -1}, "since"), ({"limit": True}, "limit"),
+    [([], "filter"), ({"search": ["a"]}, "search"), ({"kinds": ["9"]}, "kinds"), ({"since": -1}, "since"), ({"limit": True}, "limit"),
      ({"#h": "c1"}, "#h"), ({"#x": ["a"]}, "unsupported"), ({"authors": [1]}, "authors")],
 )
 def test_bad_filters_name_the_key(raw: object, key: str) -> None:

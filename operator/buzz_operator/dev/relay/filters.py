@@ -1,5 +1,8 @@
 """NIP-01 REQ filters: validation, translation to SQL over relay.events, and in-memory matching
-for live delivery. Supported keys: ids, authors, kinds, #h #d #p #e, since, until, limit."""
+for live delivery. Supported keys: ids, authors, kinds, #h #d #p #e, since, until, limit, and
+NIP-50 `search` — every whitespace-separated term must occur in the content, case-insensitively
+(the real relay runs Postgres full-text search; a substring match finds at least what it finds
+for the names and words agents look up, e.g. `buzz users get --name`)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 
 MAX_LIMIT = 5000
 _TAG_KEYS = ("#h", "#d", "#p", "#e")
-_ALLOWED = {"ids", "authors", "kinds", "since", "until", "limit", *_TAG_KEYS}
+_ALLOWED = {"ids", "authors", "kinds", "since", "until", "limit", "search", *_TAG_KEYS}
 
 
 class FilterError(ValueError):
@@ -25,6 +28,7 @@ class Filter:
     since: int | None = None
     until: int | None = None
     limit: int = MAX_LIMIT
+    search: tuple[str, ...] = ()  # NIP-50 terms, lowercased
 
     def matches(self, event: Mapping[str, Any]) -> bool:
         if self.ids is not None and event["id"] not in self.ids:
@@ -40,7 +44,8 @@ class Filter:
         for letter, values in self.tags:
             if not any(len(t) > 1 and t[0] == letter and t[1] in values for t in event["tags"]):
                 return False
-        return True
+        content = str(event["content"]).lower()
+        return all(term in content for term in self.search)
 
 
 def _str_list(raw: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
@@ -70,6 +75,9 @@ def parse_filter(raw: Any) -> Filter:
             raise FilterError(f"{key}: must be a non-negative integer")
         ints[key] = value
     tags = tuple((key[1], values) for key in _TAG_KEYS if (values := _str_list(raw, key)) is not None)
+    search = raw.get("search")
+    if search is not None and not isinstance(search, str):
+        raise FilterError("search: must be a string")
     return Filter(
         ids=_str_list(raw, "ids"),
         authors=_str_list(raw, "authors"),
@@ -78,7 +86,13 @@ def parse_filter(raw: Any) -> Filter:
         since=ints["since"],
         until=ints["until"],
         limit=min(ints["limit"] if ints["limit"] is not None else MAX_LIMIT, MAX_LIMIT),
+        search=tuple(search.lower().split()) if search else (),
     )
+
+
+def _like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def filter_sql(flt: Filter, reader_param: str, first_param: int) -> tuple[str, list[Any]]:
@@ -109,6 +123,10 @@ def filter_sql(flt: Filter, reader_param: str, first_param: int) -> tuple[str, l
             "EXISTS (SELECT 1 FROM jsonb_array_elements(e.tags) t "
             f"WHERE t->>0 = {arg(letter)} AND t->>1 = ANY({arg(list(values))}::text[]))"
         )
+    for term in flt.search:
+        # lower(content) LIKE lower(term): the same test as Filter.matches; ILIKE would also fold
+        # case, but by the database's collation rather than by Python's str.lower
+        clauses.append(f"lower(e.content) LIKE {arg(_like_pattern(term))}")
     clauses.append(
         "(e.channel_id IS NULL OR NOT EXISTS (SELECT 1 FROM relay.channels c "
         "WHERE c.id = e.channel_id AND c.visibility = 'private') "

@@ -56,6 +56,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* All-namespaces mode: the namespaces whose Secrets the operator may use (sweeps run there). */}}
+{{- define "buzz.secretNamespaces" -}}
+{{- if .Values.rbac.secretNamespaces }}
+{{- toJson (uniq .Values.rbac.secretNamespaces) }}
+{{- else }}
+{{- include "buzz.policyNamespaces" . }}
+{{- end }}
+{{- end }}
+
 {{- define "buzz.image" -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
 {{- end }}

@@ -51,6 +51,7 @@ from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
 from buzz_operator.trial.runtime_io import download, recorded
+from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of, tenant_request
 from buzz_operator.trial.runtime_shell import STATE_DIR
 from buzz_operator.trial.state import Bundled
@@ -170,7 +171,7 @@ async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str
     it exists — so a try abandoned because the relay or Postgres is down still keeps its
     evidence — and from the relay's tenant record otherwise; with neither, no bundle is written
     (the failure says why) rather than one that was never scanned."""
-    found = [key for key in ctx.api_keys.values() if key]
+    found = [key for key in (await read_api_keys(ctx, missing_ok=True)).values() if key]
     if status.trial_id:
         try:
             secrets = await read_tenant_secrets(ctx, status)

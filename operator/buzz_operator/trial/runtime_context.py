@@ -1,9 +1,9 @@
 """Everything a trial's corridor steps need, resolved once per drive: the trial's identity and
 spec, the condition, the task, the relay and the store — and the per-try Secret's layout.
 
-Secret material never lives on this object as plain fields that a repr would print: seat keys
-are read from the per-try Secret when a step needs them, and API keys are kept in a mapping
-whose repr is redacted.
+Secret material never lives on this object: seat keys are read from the per-try Secret and
+model API keys from the user's Secret when a step needs them, and kept in a mapping whose repr
+is redacted (runtime_keys.py).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ class TrialContext:
     manifest: ExperimentManifest
     prompts: Mapping[str, bytes]  # class_id -> verified persona bytes
     endpoints: EndpointConfig
-    api_keys: Redacted  # api_key_env name -> key
+    # spec.endpoints.secretRef's name: the API keys are read from it when used (runtime_keys.py)
+    api_key_secret: str | None
     task: Task
     relay: RelayTarget  # how the operator reaches the relay (Host = canonical authority)
     relay_service: RelayService
@@ -85,9 +86,9 @@ class TrialContext:
     def secret(self, retry: int) -> str:
         return tenant_secret_name(self.name, retry)
 
-    def api_key_for(self, seat: Seat) -> str:
+    def api_key_for(self, seat: Seat, keys: Mapping[str, str]) -> str:
         env_name = self.endpoints[seat.endpoint].api_key_env
-        return self.api_keys.get(env_name, "")
+        return keys.get(env_name, "")
 
 
 # Keys of the per-try Secret. Secret data keys allow [-._a-zA-Z0-9], which seat ids satisfy.

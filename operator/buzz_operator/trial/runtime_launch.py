@@ -32,6 +32,7 @@ from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 from buzz_operator.trial.runtime_context import TrialContext, secret_data, secrets_from_data
 from buzz_operator.trial.runtime_io import record, sh, upload_files
+from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_subscribed, launch_seat
 from buzz_operator.trial.state import Launched, Provisioned
 
@@ -88,7 +89,7 @@ async def provision(ctx: TrialContext, status: BuzzTrialStatus) -> Provisioned:
     handle, secrets = await tenant_of(ctx, retry)
     name = ctx.secret(retry)
     body = objects.secret_body(
-        name, secret_data(secrets) | dict(ctx.api_keys),
+        name, secret_data(secrets),  # seat keys only: API keys stay in the user's Secret (runtime_keys.py)
         labels={label_keys.TRIAL: ctx.name, label_keys.RETRY: str(retry),
                 label_keys.MANAGED_BY: label_keys.MANAGER},
         owner=owner_reference("BuzzTrial", ctx.name, ctx.uid),
@@ -140,12 +141,13 @@ async def _upload_prompts(ctx: TrialContext, pod: str, handle: TenantHandle) -> 
 
 
 async def _launch_seats(ctx: TrialContext, pod: str, handle: TenantHandle, secrets: TenantSecrets) -> None:
+    keys = await read_api_keys(ctx)
     for seat in ctx.seats:
         seat_secret = secrets.seats[seat.seat_id]
         env = agent_env(
             manifest=ctx.manifest, seat=seat, endpoint=ctx.endpoints[seat.endpoint], relay_url=ctx.relay.url,
             secret_key_hex=seat_secret.secret_hex, auth_tag=seat_secret.auth_tag, channel_id=handle.channel_id,
-            api_key=ctx.api_key_for(seat), prompt_path=remote_prompt_path(seat.seat_id),
+            api_key=ctx.api_key_for(seat, keys), prompt_path=remote_prompt_path(seat.seat_id),
         )
         result = await sh(ctx, pod, launch_seat(seat.seat_id, BUZZ_ACP), env=env)
         if not result.ok or not result.last_line().isdigit():

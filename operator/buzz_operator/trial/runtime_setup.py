@@ -17,7 +17,7 @@ from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep import runtime_dataset
 from buzz_operator.sweep import runtime_inputs as inputs
-from buzz_operator.trial.runtime_context import Redacted, RelayService, TrialContext
+from buzz_operator.trial.runtime_context import RelayService, TrialContext
 
 SWEEPS = "buzzsweeps"
 
@@ -38,7 +38,8 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
     condition = await inputs.load_condition(kube, namespace, sweep_spec)
     if condition.manifest.sha256 != spec.condition_hash:
         raise inputs.InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
-    endpoints, keys = await inputs.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
+    # the keys are read here only to refuse a sweep whose Secret is gone; steps read them again when used
+    endpoints, _ = await inputs.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
     store = await inputs.open_sweep_store(kube, namespace, sweep_spec)
     _, tasks = await runtime_dataset.load_tasks(kube, namespace, sweep_spec, store)
     task = next((t for t in tasks if t.name == spec.task), None)
@@ -48,7 +49,9 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
     return TrialContext(
         kube=kube, namespace=namespace, name=meta["name"], uid=meta["uid"], sweep_uid=sweep["metadata"]["uid"],
         spec=spec, labels=dict(meta.get("labels") or {}), manifest=condition.manifest, prompts=condition.prompts,
-        endpoints=endpoints, api_keys=Redacted(keys), task=task,
+        endpoints=endpoints, task=task,
+        api_key_secret=sweep_spec.endpoints.secret_ref.name if sweep_spec.endpoints and sweep_spec.endpoints.secret_ref
+        else None,
         relay=await inputs.relay_target(kube, namespace, sweep_spec),
         relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
         store_url=inputs.storage_url(sweep_spec), store=store,

@@ -33,12 +33,15 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
     ctx = await load_context(kube, trial, workdir=tmp_path / "work")
 
     written: list[BuzzTrialStatus] = []
+    per_try_secret: dict[str, str] = {}
 
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
         await kube.custom.patch_namespaced_custom_object_status(
             GROUP, VERSION, namespace, "buzztrials", "s1-t1", {"status": status_patch(old, new)},
             _content_type="application/merge-patch+json")
         written.append(new)
+        if new.phase is Phase.RUNNING and not per_try_secret:  # the seats were launched from it
+            per_try_secret.update(await objects.read_secret(kube, namespace, "s1-t1-seats"))
 
     final = await drive(ctx, BuzzTrialStatus(), write)
 
@@ -49,6 +52,10 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
     stored = await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", "s1-t1")
     assert stored["status"]["phase"] == "Succeeded" and stored["status"]["reward"] == 1.0
     assert {c["type"] for c in stored["status"]["conditions"]} >= {"Provisioned", "Launched", "Bundled", "Released"}
+    # the per-try Secret holds the seat and user keys only: the model API key was read from the
+    # user's Secret when the seats were launched, never copied (issue 19)
+    assert per_try_secret and all(k.startswith(("seat.", "user.")) for k in per_try_secret), sorted(per_try_secret)
+    assert api_key not in per_try_secret.values()
 
     bundle = store / "s1" / "s1-t1"
     result = json.loads((bundle / "result.json").read_text())

@@ -163,13 +163,42 @@ def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wid
     assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "NetworkPolicy")) == ["team-a", "team-b"]
 
 
-def test_cluster_wide_mode_uses_one_cluster_role() -> None:
+SECRET_RULES = {("", "secrets", verb) for verb in ("get", "list", "create", "delete")}
+
+
+def test_cluster_wide_mode_uses_one_cluster_role_and_reads_secrets_only_where_sweeps_run() -> None:
     docs = render(CLUSTER_WIDE)
-    assert not of_kind(docs, "Role") and not of_kind(docs, "RoleBinding")
     assert len(of_kind(docs, "ClusterRole")) == 2 and len(of_kind(docs, "ClusterRoleBinding")) == 2
     [deployment] = of_kind(docs, "Deployment")
     assert "--all-namespaces" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert ("", "namespaces", "list") not in granted(docs)  # kopf lists namespaces only in namespaced mode
+    # no ClusterRole may read the cluster's Secrets: a Role per sweep namespace grants them
+    assert not granted(of_kind(docs, "ClusterRole")) & SECRET_RULES
+    roles = of_kind(docs, "Role")
+    assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]  # trialNetworkPolicy's
+    assert all(granted([r]) == SECRET_RULES for r in roles)
+    bindings = of_kind(docs, "RoleBinding")
+    assert sorted((b["metadata"]["namespace"], b["roleRef"]["name"]) for b in bindings) == [
+        ("team-a", "rel-buzz-operator-secrets"), ("team-b", "rel-buzz-operator-secrets")]
+
+
+def test_cluster_wide_secret_namespaces_and_the_explicit_opt_in() -> None:
+    listed = render(CLUSTER_WIDE, values={"rbac": {"create": True, "secretNamespaces": ["bench"]}})
+    assert [r["metadata"]["namespace"] for r in of_kind(listed, "Role")] == ["bench"]
+    alone = render(values={"watch": {"allNamespaces": True}})
+    assert [r["metadata"]["namespace"] for r in of_kind(alone, "Role")] == ["buzz"]  # the release namespace
+    opted_in = render(CLUSTER_WIDE, values={"rbac": {"create": True, "clusterWideSecrets": True}})
+    assert not of_kind(opted_in, "Role") and not of_kind(opted_in, "RoleBinding")
+    assert SECRET_RULES <= granted(of_kind(opted_in, "ClusterRole"))
+    # the same calls are granted either way, so the integration test's used-vs-granted check holds for both
+    assert granted(listed) == granted(opted_in)
+
+
+def test_namespaced_mode_grants_secrets_in_each_served_namespace_only() -> None:
+    docs = render(values={"watch": {"allNamespaces": False, "namespaces": ["team-a"]},
+                          "rbac": {"create": True, "clusterWideSecrets": True}})
+    [role] = of_kind(docs, "Role")
+    assert SECRET_RULES <= granted([role]) and not granted(of_kind(docs, "ClusterRole")) & SECRET_RULES
 
 
 @pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())

@@ -71,3 +71,20 @@ def test_unknown_policy_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         monkeypatch.setenv(name, value)
     assert main([]) == 2
     assert "unknown stand-in policy 'clairvoyant'" in capsys.readouterr().err
+
+
+def test_a_real_provider_moves_the_model_to_its_endpoint(tmp_path: Path) -> None:
+    config = AcpConfig.from_env(_env(tmp_path, BUZZ_AGENT_PROVIDER="openai", BUZZ_AGENT_MODEL="scripted/oracle",
+                                     OPENAI_COMPAT_API_KEY="sk-1", BUZZ_STANDIN_BIN_DIR="/opt/buzz/bin"))
+    assert config.provider == "openai" and config.bin_dir == "/opt/buzz/bin"
+    assert (config.api_key_env, config.api_key) == ("OPENAI_COMPAT_API_KEY", "sk-1")  # where buzz-agent reads it
+
+
+def test_an_endpoint_it_cannot_call_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in _env(tmp_path, BUZZ_AGENT_PROVIDER="openai", BUZZ_AGENT_MODEL="scripted/oracle",
+                            OPENAI_COMPAT_BASE_URL="http://model:8091/v1").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("OPENAI_COMPAT_API_KEY", raising=False)
+    assert main([]) == 2
+    assert "OPENAI_COMPAT_API_KEY required for BUZZ_AGENT_PROVIDER=openai" in capsys.readouterr().err

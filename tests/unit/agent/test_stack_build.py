@@ -84,7 +84,7 @@ def _oldest_python() -> str:
 SELF_CHECK = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from buzz_standin import acp, cli, about, policies
+from buzz_standin import acp, cli, about, policies, model_loop, event_prompt, llm, shell, endpoint
 from buzz_standin.nostr import Keys, sign_event, verify_event
 from buzz_standin.tasks import recognise
 from buzz_standin.tracing import EnvFilter

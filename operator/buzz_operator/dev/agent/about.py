@@ -7,8 +7,10 @@ from __future__ import annotations
 import sys
 
 _ROLES = {
-    "buzz-agent": "the model loop; the stand-in runs its policies inside buzz-acp instead",
-    "buzz-dev-mcp": "the MCP toolset; the stand-in acts through buzz-acp's own relay session instead",
+    "buzz-agent": "the model loop; the stand-in runs it inside buzz-acp (a folded-in policy, or a model "
+                  "endpoint when BUZZ_AGENT_PROVIDER is openai or anthropic)",
+    "buzz-dev-mcp": "the MCP toolset; the stand-in acts through buzz-acp's own relay session, or runs an "
+                    "endpoint's shell calls itself",
 }
 
 

@@ -1,5 +1,9 @@
 """`buzz-acp` (stand-in): the agent process the runtime launches per seat (§4.4).
 
+The model is a policy folded in (policies.py, `BUZZ_AGENT_MODEL=standin/<policy>`), or, when
+`BUZZ_AGENT_PROVIDER` names a real provider (openai, anthropic), an HTTP model endpoint called the
+way buzz-agent calls one (model_loop.py).
+
 Exit statuses: 0 after SIGTERM/SIGINT, 1 when the relay is lost or unreachable, 2 on bad
 configuration or an unknown policy; the `crash` policy exits 101 mid-turn.
 """
@@ -8,12 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
+from collections.abc import Callable
 
 from .bridge import Bridge
 from .compat import AsyncTimeout
 from .config import AcpConfig, ConfigError
+from .endpoint import EndpointSettings, is_remote
+from .llm import EndpointError
+from .model_loop import EndpointModel
 from .nostr import CredentialError
 from .policies import POLICIES, Policy
 from .session import RelayError
@@ -35,11 +44,11 @@ async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
     log.info(ACP_TARGET, f"turn started for {session_id} (event {turn.event.get('id')})")
     outcome = "complete"
     try:
-        await asyncio.wait_for(policy.turn(turn), bridge.config.max_turn_s)
+        outcome = await asyncio.wait_for(policy.turn(turn), bridge.config.max_turn_s) or outcome
     except AsyncTimeout:
         log.warn(ACP_TARGET, f"turn for {session_id} exceeded its limit")
         outcome = "cancelled"
-    except (RelayError, ConnectionError, OSError) as exc:
+    except (RelayError, EndpointError, ConnectionError, OSError) as exc:
         log.error(ACP_TARGET, f"turn for {session_id} failed: {exc}")
         outcome = "cancelled"
     except Exception as exc:  # a policy bug ends its turn, visibly, never the whole agent
@@ -49,9 +58,12 @@ async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
     log.info(ACP_TARGET, f"turn {outcome} for {session_id}")
 
 
-async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
+PolicyFactory = Callable[[Bridge], Policy]
+
+
+async def run(config: AcpConfig, log: Logger, make_policy: PolicyFactory) -> int:
     bridge = Bridge(config, log)
-    policy = policy_cls(bridge)
+    policy = make_policy(bridge)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     ignoring = []
@@ -70,8 +82,8 @@ async def run(config: AcpConfig, log: Logger, policy_cls: type[Policy]) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum.name)
 
-    log.info(ACP_TARGET, f"stand-in buzz-acp starting: model={config.model} policy={policy.name} "
-                     f"pubkey={config.keys.pubkey} channels={','.join(config.channels)}")
+    log.info(ACP_TARGET, f"stand-in buzz-acp starting: model={config.model} policy={policy.describe()} "
+                         f"pubkey={config.keys.pubkey} channels={','.join(config.channels)}")
     policy.started()
 
     async def on_turn(turn: Turn) -> None:
@@ -108,11 +120,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"buzz-acp: {exc}", file=sys.stderr)
         return 2
     log = Logger(EnvFilter(config.rust_log))
-    policy_cls = POLICIES.get(config.policy)
-    if policy_cls is None:
-        log.error(ACP_TARGET, f"unknown stand-in policy {config.policy!r}; known: {', '.join(sorted(POLICIES))}")
-        return 2
-    return asyncio.run(run(config, log, policy_cls))
+    make_policy: PolicyFactory
+    if is_remote(config.provider):
+        try:
+            settings = EndpointSettings.from_env(os.environ)
+        except ConfigError as exc:
+            print(f"buzz-acp: {exc}", file=sys.stderr)
+            return 2
+
+        def make_policy(bridge: Bridge) -> Policy:
+            return EndpointModel(bridge, settings)
+    else:
+        policy_cls = POLICIES.get(config.policy)
+        if policy_cls is None:
+            log.error(ACP_TARGET, f"unknown stand-in policy {config.policy!r}; known: {', '.join(sorted(POLICIES))}")
+            return 2
+        make_policy = policy_cls
+    return asyncio.run(run(config, log, make_policy))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from .usage import handoff_threshold
 DEFAULT_MAX_TURN_S = 7200.0  # buzz-acp's own defaults when the runtime sets none (§4.4)
 DEFAULT_IDLE_S = 900.0
 DEFAULT_HANG_S = 30.0
+_PROVIDER_KEYS = {"openai": "OPENAI_COMPAT_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 class ConfigError(ValueError):
@@ -46,6 +48,8 @@ class AcpConfig:
     rust_log: str | None
     app_dir: str
     hang_s: float
+    provider: str = "standin"  # BUZZ_AGENT_PROVIDER: where the model lives (endpoint.py)
+    bin_dir: str = ""  # the stack's bin directory, first on a shell tool's PATH
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AcpConfig:
@@ -55,7 +59,8 @@ class AcpConfig:
         if missing:
             raise ConfigError(f"missing environment: {', '.join(missing)}")
         model = env["BUZZ_AGENT_MODEL"].strip()
-        provider, _, policy = model.partition("/")
+        prefix, _, policy = model.partition("/")
+        provider = env.get("BUZZ_AGENT_PROVIDER", "").strip() or "standin"
         prompt_file = env.get("BUZZ_ACP_SYSTEM_PROMPT_FILE", "")
         prompt = ""
         if prompt_file:
@@ -64,9 +69,11 @@ class AcpConfig:
                     prompt = handle.read()
             except OSError as exc:
                 raise ConfigError(f"cannot read BUZZ_ACP_SYSTEM_PROMPT_FILE: {exc}") from exc
-        # The endpoint's api_key_env is not passed by name; the stand-in's endpoints follow the
-        # `<PROVIDER>_API_KEY` convention (e.g. STANDIN_API_KEY), overridable for other configs.
-        api_key_env = env.get("BUZZ_STANDIN_API_KEY_ENV") or f"{(provider or 'standin').upper()}_API_KEY"
+        # The endpoint's api_key_env is not passed by name. A real provider's key is where
+        # buzz-agent reads it; the stand-in's endpoints follow the `<PREFIX>_API_KEY` convention
+        # (e.g. STANDIN_API_KEY), overridable for other configs.
+        api_key_env = env.get("BUZZ_STANDIN_API_KEY_ENV") or _PROVIDER_KEYS.get(
+            provider, f"{(prefix or 'standin').upper()}_API_KEY")
         try:
             handoff_at = handoff_threshold(env.get("BUZZ_AGENT_HANDOFF_PERCENT"),
                                            env.get("BUZZ_AGENT_MAX_CONTEXT_TOKENS"),
@@ -81,7 +88,7 @@ class AcpConfig:
             mentions_only=env.get("BUZZ_ACP_SUBSCRIBE", "mentions").strip() == "mentions",
             system_prompt=prompt,
             model=model,
-            policy=policy or provider,
+            policy=policy or prefix,
             max_turn_s=_seconds(env, "BUZZ_ACP_MAX_TURN_DURATION", DEFAULT_MAX_TURN_S),
             idle_timeout_s=_seconds(env, "BUZZ_ACP_IDLE_TIMEOUT", DEFAULT_IDLE_S),
             handoff_at=handoff_at,
@@ -90,4 +97,7 @@ class AcpConfig:
             rust_log=env.get("RUST_LOG"),
             app_dir=env.get("BUZZ_STANDIN_APP_DIR", "/app"),
             hang_s=_seconds(env, "BUZZ_STANDIN_HANG_SECONDS", DEFAULT_HANG_S),
+            provider=provider,
+            # the zipapp's own directory: /opt/buzz/bin in a pod, where `buzz` sits beside it
+            bin_dir=env.get("BUZZ_STANDIN_BIN_DIR") or os.path.dirname(os.path.abspath(sys.argv[0])),
         )

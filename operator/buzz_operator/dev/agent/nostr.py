@@ -61,10 +61,9 @@ def _nsec_to_hex(text: str) -> str:
     return out.hex()
 
 
-def encode_nsec(secret: bytes) -> str:
-    """NIP-19 `nsec1…` of a 32-byte secret (only the `leaky` policy ever prints one)."""
+def _encode_bech32(hrp: str, payload: bytes) -> str:
     acc, bits, data = 0, 0, []
-    for byte in secret:
+    for byte in payload:
         acc = (acc << 8) | byte
         bits += 8
         while bits >= 5:
@@ -72,9 +71,20 @@ def encode_nsec(secret: bytes) -> str:
             data.append((acc >> bits) & 31)
     if bits:
         data.append((acc << (5 - bits)) & 31)
-    checksum = _polymod("nsec", [*data, 0, 0, 0, 0, 0, 0]) ^ 1
+    checksum = _polymod(hrp, [*data, 0, 0, 0, 0, 0, 0]) ^ 1
     data += [(checksum >> 5 * (5 - i)) & 31 for i in range(6)]
-    return "nsec1" + "".join(_BECH32_CHARSET[d] for d in data)
+    return hrp + "1" + "".join(_BECH32_CHARSET[d] for d in data)
+
+
+def encode_nsec(secret: bytes) -> str:
+    """NIP-19 `nsec1…` of a 32-byte secret: the form buzz-acp hands its MCP server (and the one
+    the `leaky` policy prints)."""
+    return _encode_bech32("nsec", secret)
+
+
+def encode_npub(pubkey_hex: str) -> str:
+    """NIP-19 `npub1…` of an x-only pubkey, as buzz-acp names senders in a prompt."""
+    return _encode_bech32("npub", bytes.fromhex(pubkey_hex))
 
 
 @dataclass(frozen=True)
@@ -147,16 +157,6 @@ def tag_values(event: Event, name: str) -> list[str]:
             if isinstance(tag, list) and len(tag) >= 2 and tag[0] == name]
 
 
-def thread_tags(parent: Event) -> Tags:
-    """NIP-10 tags for a reply to `parent`, like the SDK: a direct reply to a root, or root +
-    reply when `parent` is itself a reply (its root is its "root" marker, or the event a direct
-    reply's lone "reply" marker names)."""
-    markers = {str(tag[3]): str(tag[1]) for tag in parent.get("tags", [])
-               if isinstance(tag, list) and len(tag) >= 4 and tag[0] == "e"}
-    root = markers.get("root") or markers.get("reply")
-    if root is None:
-        return [["e", str(parent["id"]), "", "reply"]]
-    return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
 # The NIP-OA conditions the operator's provisioner gives directory identities (profiles only);
 # the stack cannot import buzz_operator.relay.directory, which spells it DIRECTORY_CONDITIONS.
 DIRECTORY_CONDITIONS = "kind=0"
@@ -170,6 +170,16 @@ def provisioned_by(event: Event, owner_pubkey: str) -> bool:
     return tag is not None and len(tag) == 4 and tag[1] == owner_pubkey and tag[2] == DIRECTORY_CONDITIONS
 
 
+def thread_tags(parent: Event) -> Tags:
+    """NIP-10 tags for a reply to `parent`, like the SDK: a direct reply to a root, or root +
+    reply when `parent` is itself a reply (its root is its "root" marker, or the event a direct
+    reply's lone "reply" marker names)."""
+    markers = {str(tag[3]): str(tag[1]) for tag in parent.get("tags", [])
+               if isinstance(tag, list) and len(tag) >= 4 and tag[0] == "e"}
+    root = markers.get("root") or markers.get("reply")
+    if root is None:
+        return [["e", str(parent["id"]), "", "reply"]]
+    return [["e", root, "", "root"], ["e", str(parent["id"]), "", "reply"]]
 
 
 def latest_by(events: list[Event], key: str) -> dict[str, Event]:

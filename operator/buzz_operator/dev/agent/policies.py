@@ -50,21 +50,28 @@ class Policy:
     def started(self) -> None:
         """Hook run once before connecting."""
 
+    def describe(self) -> str:
+        """How the startup line names where this seat's model lives."""
+        return self.name
+
     def instruction(self, turn: Turn) -> str:
         return strip_mention(turn.text, self.bridge.team.name)
 
     def from_teammate(self, turn: Turn) -> bool:
         return any(mate.pubkey == turn.author for mate in self.bridge.team.teammates)
 
-    async def turn(self, turn: Turn) -> None:
+    async def turn(self, turn: Turn) -> str | None:
+        """Play one turn. None when it ran to its end; otherwise how it ended, as buzz-acp words
+        it in `turn <outcome> for …` (e.g. `hit max_turn_requests`)."""
         self.bridge.read(turn, turn.text)
         task = recognise(self.instruction(turn))
         body = await self.solve(turn, task)
         if self.from_teammate(turn):
             # a teammate's question: answer it in the thread, the task is not ours to finish
             await self.bridge.post(turn, body, mentions=[turn.author])
-            return
+            return None
         await self.finish(turn, body)
+        return None
 
     async def finish(self, turn: Turn, body: str) -> None:
         """The completion message: it is also the scored answer, so it carries the answer,

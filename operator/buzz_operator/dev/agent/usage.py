@@ -1,9 +1,11 @@
-"""Deterministic token accounting for the stand-in model, in the real stack's log formats (§5.5).
+"""Token accounting for the stand-in, in the real stack's log formats (§5.5).
 
-Tokens are bytes // 4 of what the "model" reads and writes, so the same transcript always costs
-the same and receipts are reproducible. Each model call reads the system prompt plus the whole
-session history; the part already read by the previous call counts as cached (a provider's
-prompt cache would hit exactly that prefix). Counters are session-cumulative, like goose's.
+With a model endpoint the session is billed what the endpoint reports (`Session.bill`). With the
+folded-in model the counts are computed: tokens are bytes // 4 of what the "model" reads and
+writes, so the same transcript always costs the same and receipts are reproducible. Each model
+call reads the system prompt plus the whole session history; the part already read by the
+previous call counts as cached (a provider's prompt cache would hit exactly that prefix).
+Counters are session-cumulative, like goose's.
 """
 
 from __future__ import annotations
@@ -92,6 +94,13 @@ class Session:
         self.history.append(text)
         self.output_tokens += tokens(text)
         self._last_context += tokens(text)
+
+    def bill(self, input_tokens: int, output_tokens: int, cached_tokens: int) -> None:
+        """One model endpoint response's own counts, summed as buzz-agent sums them into the
+        session's cumulative usage (input includes the cached part)."""
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cached_tokens += cached_tokens
 
     def inflate(self, input_tokens: int, output_tokens: int) -> None:
         """What a runaway model would bill (the `spender` policy)."""

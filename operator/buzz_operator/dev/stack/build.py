@@ -40,7 +40,8 @@ README = """# Buzz stand-in agent stack
 
 Copied by the trial pod's `stack` init container into `/opt/buzz`:
 
-- `bin/buzz-acp` - the stand-in agent bridge (policy chosen by `BUZZ_AGENT_MODEL=standin/<policy>`)
+- `bin/buzz-acp` - the stand-in agent bridge (policy chosen by `BUZZ_AGENT_MODEL=standin/<policy>`,
+  or a model endpoint called as buzz-agent calls it when `BUZZ_AGENT_PROVIDER` is openai/anthropic)
 - `bin/buzz-agent`, `bin/buzz-dev-mcp` - layout placeholders that describe themselves
 - `bin/buzz` - stand-in CLI (messages, channels, users) speaking to the relay over websockets
 - `bin/relay-forwarder` - loopback TCP forwarder (`relay-forwarder LISTEN TARGET`)

@@ -52,31 +52,45 @@ async def test_cli_subcommands_against_the_dev_relay(stage, stack_dir: Path) -> 
     channel, orch_pk = handle.channel_id, handle.orchestrator.pubkey
 
     sent = await user.ok("messages", "send", "--channel", channel, "--content", "@solo-1 hi", "--mention", orch_pk)
-    assert sent["accepted"] is True and sent["message"]["id"] == sent["event_id"]
-    assert ["p", orch_pk] in sent["message"]["tags"] and ["h", channel] in sent["message"]["tags"]
-    assert any(tag[0] == "auth" for tag in sent["message"]["tags"])  # NIP-OA on every event
+    # the real CLI's shape: normalize_write_response plus the pubkeys the event mentions
+    assert set(sent) == {"event_id", "accepted", "message", "mention_pubkeys"}
+    assert sent["accepted"] is True and isinstance(sent["message"], str) and sent["mention_pubkeys"] == [orch_pk]
     reply = await orch.ok("messages", "send", "--channel", channel, "--content", "-", "--reply-to",
                           sent["event_id"], stdin="from stdin")
-    assert reply["message"]["content"] == "from stdin"
-    assert ["e", sent["event_id"], "", "reply"] in reply["message"]["tags"]
     nested = await user.ok("messages", "send", "--channel", channel, "--content", "nested", "--reply-to",
                            reply["event_id"])
-    assert ["e", sent["event_id"], "", "root"] in nested["message"]["tags"]
-    assert ["e", reply["event_id"], "", "reply"] in nested["message"]["tags"]
     got = await user.ok("messages", "get", "--channel", channel, "--limit", "100")
     assert {m["id"] for m in got} == {sent["event_id"], reply["event_id"], nested["event_id"]}
     assert set(got[0]) == {"id", "pubkey", "kind", "created_at", "content", "tags"}
+    events = {m["id"]: m for m in got}
+    assert ["p", orch_pk] in events[sent["event_id"]]["tags"] and ["h", channel] in events[sent["event_id"]]["tags"]
+    assert any(tag[0] == "auth" for tag in events[sent["event_id"]]["tags"])  # NIP-OA on every event
+    assert events[reply["event_id"]]["content"] == "from stdin"
+    assert ["e", sent["event_id"], "", "reply"] in events[reply["event_id"]]["tags"]
+    assert ["e", sent["event_id"], "", "root"] in events[nested["event_id"]]["tags"]
+    assert ["e", reply["event_id"], "", "reply"] in events[nested["event_id"]]["tags"]
 
     names = {d.name: d.pubkey for d in handle.directory}
     profiles = await user.ok("users", "get", "--pubkey", names["benchmark-user-01"],
                              "--pubkey", names["benchmark-bot-01"])
     assert sorted(p["name"] for p in profiles) == ["benchmark-bot-01", "benchmark-user-01"]
 
+    # by name: the relay's NIP-50 search, then a case-insensitive substring of name/display_name
+    (found,) = await orch.ok("users", "get", "--name", "BENCHMARK-user-01")
+    assert found == {"name": "benchmark-user-01", "pubkey": names["benchmark-user-01"]}
+    assert {p["pubkey"] for p in await orch.ok("users", "get", "--name", "benchmark-user")} >= {
+        names["benchmark-user-01"], names["benchmark-user-02"]}
+    assert await orch.ok("users", "get", "--name", "nobody-by-this-name") == []
+    (own,) = await orch.ok("users", "get")  # no --pubkey: this identity's own profile
+    assert own["pubkey"] == orch_pk
+
     created = await orch.ok("channels", "create", "--name", "fix-pr-1234", "--type", "stream",
                             "--visibility", "private", "--description", "cli test", "--ttl", "3600")
+    assert set(created) == {"event_id", "accepted", "message", "channel_id"}
     side = created["channel_id"]
-    await orch.ok("channels", "add-member", "--channel", side, "--pubkey", names["benchmark-user-02"],
-                  "--role", "member")
+    added = await orch.ok("channels", "add-member", "--channel", side, "--pubkey", names["benchmark-user-02"],
+                          "--role", "member")
+    assert set(added) == {"event_id", "accepted", "message"} and added["accepted"] is True
     await orch.ok("channels", "invite", "--channel", side, "--pubkey", names["benchmark-bot-01"], "--role", "bot")
     (row,) = await orch.ok("channels", "search", "--query", "FIX-PR-1234", "--exact")
     assert row == {"channel_id": side, "name": "fix-pr-1234", "channel_type": "stream", "visibility": "private",
@@ -106,3 +120,8 @@ async def test_cli_errors_are_json_with_exit_codes(stage, stack_dir: Path) -> No
     unadmitted = {**cli.env, "BUZZ_PRIVATE_KEY": "11" * 32}  # no NIP-OA tag: the relay refuses AUTH
     code, _, err = await cli.run("messages", "send", "--channel", "c", "--content", "x", env=unadmitted)
     assert code == 3 and json.loads(err)["error"] == "auth", err
+    admitted = {**cli.env, "BUZZ_PRIVATE_KEY": "11" * 32}
+    for argv, fragment in ((["--name", "x", "--pubkey", "ab" * 32], "mutually exclusive"),
+                           (["--owner", "me"], "--owner requires --name"), (["--name", " "], "cannot be empty")):
+        code, _, err = await cli.run("users", "get", *argv, env=admitted)
+        assert code == 1 and fragment in json.loads(err)["message"], err

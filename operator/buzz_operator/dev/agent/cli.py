@@ -2,8 +2,10 @@
 
 Configured like the real CLI by BUZZ_RELAY_URL (ws:// or http://, the same relay either way),
 BUZZ_PRIVATE_KEY (hex or nsec) and BUZZ_AUTH_TAG. It speaks the websocket protocol only (no
-NIP-98 HTTP bridge). Errors go to stderr as {"error", "message"} with the real exit codes:
-1 user, 2 network, 3 auth, 4 other.
+NIP-98 HTTP bridge). Writes print the real CLI's normalised response (`event_id`, `accepted`, the
+relay's OK `message`, plus `channel_id` for a create and `mention_pubkeys` for a send;
+crates/buzz-cli/src/client.rs). Errors go to stderr as {"error", "message"} with the real exit
+codes: 1 user, 2 network, 3 auth, 4 other.
 """
 
 from __future__ import annotations
@@ -69,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
 
     users = groups.add_parser("users").add_subparsers(dest="command", required=True)
     users_get = users.add_parser("get")
-    users_get.add_argument("--pubkey", required=True, action="append")
+    users_get.add_argument("--pubkey", action="append", default=[])
+    users_get.add_argument("--name")
+    users_get.add_argument("--owner")
     profile = users.add_parser("set-profile")
     profile.add_argument("--name")
     profile.add_argument("--display-name")
@@ -78,8 +82,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_response(event: Event, **extra: Any) -> dict[str, Any]:
-    return {"event_id": event["id"], "accepted": True, **extra}
+NAME_SEARCH_LIMIT = 100  # users.rs search_by_name
+
+
+def _write_response(event: Event, message: str, **extra: Any) -> dict[str, Any]:
+    return {"event_id": event["id"], "accepted": True, "message": message, **extra}
+
+
+async def _submit(relay: RelaySession, kind: int, content: str, tags: Tags, **extra: Any) -> dict[str, Any]:
+    event = relay.sign(kind, content, tags)
+    return _write_response(event, await relay.publish(event), **extra)
+
+
+def _profile(event: Event) -> dict[str, Any]:
+    """A kind-0 event as `users get` prints it: the profile's own fields plus its pubkey."""
+    try:
+        profile = json.loads(event.get("content") or "{}")
+    except ValueError:
+        profile = {}
+    return {**(profile if isinstance(profile, dict) else {}), "pubkey": event.get("pubkey", "")}
+
+
+def _matches_name(profile: dict[str, Any], query: str) -> bool:
+    wanted = query.lower()
+    return any(isinstance(profile.get(key), str) and wanted in profile[key].lower()
+               for key in ("display_name", "name"))
+
+
+async def _users_get(args: argparse.Namespace, relay: RelaySession) -> list[dict[str, Any]]:
+    """By pubkey (none: this identity's own profile), or `--name`: the relay's NIP-50 search over
+    kind-0 profiles, then the real CLI's case-insensitive substring filter on the names."""
+    if args.name is not None:
+        events = await relay.query([{"kinds": [0], "search": args.name, "limit": NAME_SEARCH_LIMIT}])
+        return [p for p in (_profile(e) for e in events) if _matches_name(p, args.name)]
+    pubkeys = [pk.lower() for pk in args.pubkey] or [relay.keys.pubkey]
+    events = await relay.query([{"kinds": [0], "authors": pubkeys, "limit": len(pubkeys)}])
+    return [_profile(event) for _, event in sorted(latest_by(events, "pubkey").items())]
 
 
 def _tag(event: Event, name: str) -> str | None:
@@ -112,6 +150,22 @@ async def _reply_tags(relay: RelaySession, parent_id: str) -> Tags:
     return thread_tags(parents[0])
 
 
+def check_usage(args: argparse.Namespace) -> None:
+    """Argument errors the real CLI reports before it talks to the relay."""
+    if (args.group, args.command) != ("users", "get"):
+        return
+    if args.name is not None:
+        if args.pubkey:
+            raise UserError("--name and --pubkey are mutually exclusive")
+        if not args.name.strip():
+            raise UserError("--name cannot be empty")
+        if args.owner is not None:
+            raise UserError("--owner is not supported by the stand-in CLI: owner-scoped lookups read "
+                            "managed-agent records, which the development relay does not hold")
+    elif args.owner is not None:
+        raise UserError("--owner requires --name")
+
+
 async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
     command = (args.group, args.command)
     if command == ("messages", "send"):
@@ -119,9 +173,9 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
         tags: Tags = [["h", args.channel]]
         if args.reply_to:
             tags.extend(await _reply_tags(relay, args.reply_to))
-        tags.extend(["p", pk.lower()] for pk in dict.fromkeys(args.mention))
-        event = await relay.send(9, content, tags)
-        return _write_response(event, message=event)
+        mentions = [pk.lower() for pk in dict.fromkeys(args.mention)]
+        tags.extend(["p", pk] for pk in mentions)
+        return await _submit(relay, 9, content, tags, mention_pubkeys=mentions)
     if command == ("messages", "get"):
         events = await relay.query([{"kinds": [9], "#h": [args.channel], "limit": args.limit}])
         events.sort(key=lambda e: (e.get("created_at", 0), e.get("id", "")))
@@ -135,14 +189,13 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
             tags.append(["about", args.description])
         if args.ttl:
             tags.append(["ttl", str(args.ttl)])
-        return _write_response(await relay.send(9007, "", tags), channel_id=channel_id)
+        return await _submit(relay, 9007, "", tags, channel_id=channel_id)
     if command in (("channels", "add-member"), ("channels", "invite")):
-        responses = [_write_response(await relay.send(9000, "", [["h", args.channel], ["p", pk.lower()],
-                                                                  ["role", args.role]]))
+        responses = [await _submit(relay, 9000, "", [["h", args.channel], ["p", pk.lower()], ["role", args.role]])
                      for pk in args.pubkey]
         return responses[0] if len(responses) == 1 else responses
     if command == ("channels", "archive"):
-        return _write_response(await relay.send(9002, "", [["h", args.channel], ["archived", "true"]]))
+        return await _submit(relay, 9002, "", [["h", args.channel], ["archived", "true"]])
     if command == ("channels", "search"):
         events = await relay.query([{"kinds": [39000]}])
         query = args.query.casefold()
@@ -160,22 +213,13 @@ async def execute(args: argparse.Namespace, relay: RelaySession) -> Any:
         return [{"pubkey": t[1], "role": t[3] if len(t) > 3 and t[3] else "member"}
                 for t in latest.get("tags", []) if isinstance(t, list) and len(t) >= 2 and t[0] == "p"]
     if command == ("users", "get"):
-        pubkeys = [pk.lower() for pk in args.pubkey]
-        events = await relay.query([{"kinds": [0], "authors": pubkeys}])
-        profiles = []
-        for pubkey, event in sorted(latest_by(events, "pubkey").items()):
-            try:
-                profile = json.loads(event.get("content") or "{}")
-            except ValueError:
-                profile = {}
-            profiles.append({**(profile if isinstance(profile, dict) else {}), "pubkey": pubkey})
-        return profiles
+        return await _users_get(args, relay)
     if command == ("users", "set-profile"):
         profile = {key: value for key, value in (("name", args.name), ("display_name", args.display_name),
                                                  ("about", args.about), ("picture", args.picture)) if value}
         if not profile:
             raise UserError("set-profile needs at least one field")
-        return _write_response(await relay.send(0, json.dumps(profile, separators=(",", ":")), []))
+        return await _submit(relay, 0, json.dumps(profile, separators=(",", ":")), [])
     raise UserError(f"unknown command {' '.join(command)}")
 
 
@@ -199,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.private_key:
         return _fail(EXIT_USER, "config", "BUZZ_PRIVATE_KEY (or --private-key) is required")
     try:
+        check_usage(args)
         result = asyncio.run(_run(args))
     except (UserError, CredentialError) as exc:
         return _fail(EXIT_USER, "user", str(exc))

@@ -145,10 +145,12 @@ class RelaySession:
         finally:
             self._pending.pop(event_id, None)
 
-    async def publish(self, event: Event) -> None:
+    async def publish(self, event: Event) -> str:
+        """Publish and wait for the relay's OK; returns its message (the CLI prints it)."""
         ok, message = await self._await_ok(event["id"], ["EVENT", event])
         if not ok:
             raise RelayError(f"event rejected: {message}")
+        return str(message)
 
     async def send(self, kind: int, content: str, tags: Tags) -> Event:
         event = self.sign(kind, content, tags)

@@ -89,3 +89,22 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end }}
+
+{{/* The bundle volume's claim: existingClaim, the chart's own, or "" for none. */}}
+{{- define "buzz.bundlesClaim" -}}
+{{- if .Values.bundles.existingClaim }}
+{{- .Values.bundles.existingClaim }}
+{{- else if .Values.bundles.claim.create }}
+{{- printf "%s-bundles" (include "buzz.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* Paths of the operator pod that do not outlive it, where the operator refuses file:// storage
+(storage/durability.py): "/" when bundles have no volume, the scratch emptyDirs beside a claim,
+nothing when bundles.ephemeral accepts the loss. */}}
+{{- define "buzz.ephemeralPaths" -}}
+{{- if .Values.bundles.ephemeral }}
+{{- else if include "buzz.bundlesClaim" . }}/tmp:/work
+{{- else }}/
+{{- end }}
+{{- end }}

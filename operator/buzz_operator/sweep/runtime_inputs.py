@@ -34,6 +34,7 @@ from buzz_operator.relay.hosts import relay_url_problem
 from buzz_operator.relay.nostr import KeyFormatError, secret_key_hex
 from buzz_operator.relay.tenant_models import RelayTarget
 from buzz_operator.storage import ObjectStore, StorageError, open_store
+from buzz_operator.storage.durability import ephemeral_paths, ephemeral_storage_problem
 
 # Inline conditions name prompt files relative to this directory (the repository's manifests/
 # when run from a checkout; the chart mounts it in the operator pod).
@@ -249,6 +250,8 @@ async def open_sweep_store(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> O
     """The sweep's object store, with the credentials Secret when the spec names one (the
     operator's own AWS_* environment otherwise)."""
     url = storage_url(spec)
+    if problem := ephemeral_storage_problem(url, ephemeral_paths(os.environ)):
+        raise InputError("spec.storage.url", problem)
     creds: dict[str, str] = {}
     if spec.storage is not None and spec.storage.credentials_secret_ref is not None:
         ref = spec.storage.credentials_secret_ref

@@ -169,9 +169,15 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         "operator.janitorIntervalSeconds=5",  # the janitor's list calls are exercised too
         "--set",
         "image.pullPolicy=Never",
+        # the sample sweep keeps its file:// bundles on the operator pod's emptyDir: lost with the
+        # pod, which a test accepts and a real install must say so (without it they are refused)
+        "--set",
+        "bundles.ephemeral=true",
     ]
     r.rendered = render(
-        release=release, namespace=ns, values={"devRelay": {"enabled": True, "databaseURL": relay_dsn}}
+        release=release,
+        namespace=ns,
+        values={"devRelay": {"enabled": True, "databaseURL": relay_dsn}, "bundles": {"ephemeral": True}},
     )
     r.install_out = helm_cmd(
         helm, "install", release, str(CHART), "-n", ns, *r.values, "--wait", "--timeout", "180s"

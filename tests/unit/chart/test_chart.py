@@ -333,3 +333,58 @@ def test_a_dev_relay_in_another_namespace_is_matched_with_its_namespace() -> Non
     assert "namespaceSelector" not in same
     assert other["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "buzz"}}
     assert other["podSelector"] == same["podSelector"]
+
+
+def _operator_pod(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, str | None]]:
+    [deployment] = of_kind(docs, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    return pod, {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+
+
+def test_without_a_claim_bundles_have_no_volume_and_file_storage_is_refused() -> None:
+    pod, env = _operator_pod(render())
+    assert "bundles" not in {v["name"] for v in pod["volumes"]}
+    assert env["BUZZ_EPHEMERAL_PATHS"] == "/"  # storage/durability.py refuses every file:// URL
+    assert not of_kind(render(), "PersistentVolumeClaim")
+
+
+@pytest.mark.parametrize(
+    ("bundles", "claim"),
+    [({"existingClaim": "evidence"}, "evidence"), ({"claim": {"create": True}}, "rel-buzz-operator-bundles")],
+    ids=["existing-claim", "chart-claim"],
+)
+def test_a_claim_holds_file_bundles(bundles: dict[str, Any], claim: str) -> None:
+    docs = render(values={"bundles": bundles})
+    pod, env = _operator_pod(docs)
+    [volume] = [v for v in pod["volumes"] if v["name"] == "bundles"]
+    assert volume == {"name": "bundles", "persistentVolumeClaim": {"claimName": claim}}
+    assert env["BUZZ_EPHEMERAL_PATHS"] == "/tmp:/work"  # the scratch emptyDirs stay refused
+    created = of_kind(docs, "PersistentVolumeClaim")
+    if "claim" in bundles:
+        [pvc] = created
+        assert pvc["metadata"]["name"] == claim and pvc["spec"]["resources"]["requests"]["storage"] == "20Gi"
+        assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"  # evidence outlives the release
+    else:
+        assert not created
+
+
+def test_ephemeral_bundles_are_an_explicit_choice() -> None:
+    pod, env = _operator_pod(render(values={"bundles": {"ephemeral": True}}))
+    [volume] = [v for v in pod["volumes"] if v["name"] == "bundles"]
+    assert volume == {"name": "bundles", "emptyDir": {}} and env["BUZZ_EPHEMERAL_PATHS"] == ""
+
+
+@pytest.mark.parametrize(
+    ("bundles", "complaint"),
+    [
+        ({"ephemeral": True, "existingClaim": "evidence"}, "bundles.ephemeral: true keeps bundles on an emptyDir"),
+        ({"ephemeral": True, "claim": {"create": True}}, "bundles.ephemeral: true keeps bundles on an emptyDir"),
+        ({"existingClaim": "evidence", "claim": {"create": True}}, "bundles.existingClaim and bundles.claim.create"),
+        ({"claim": {"size": "lots"}}, "size"),
+        ({"ephemeral": "yes"}, "ephemeral"),
+    ],
+    ids=["ephemeral-and-existing-claim", "ephemeral-and-chart-claim", "two-claims", "size", "ephemeral-type"],
+)
+def test_contradictory_bundle_values_are_refused_naming_them(bundles: dict[str, Any], complaint: str) -> None:
+    result = helm("template", "rel", str(CHART), "--set-json", f"bundles={json.dumps(bundles)}", check=False)
+    assert result.returncode != 0 and complaint in result.stderr, result.stderr

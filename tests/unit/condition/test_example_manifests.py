@@ -57,3 +57,19 @@ def test_standin_endpoint_config() -> None:
     }
     assert find_placeholder_endpoints(endpoints) == []
     assert set(resolve_api_keys(endpoints, {"STANDIN_API_KEY": "standin"})) == set(endpoints)
+
+
+@pytest.mark.parametrize("policy", ["oracle", "toplevel"])
+def test_scripted_conditions_run_buzz_agents_openai_provider(policy: str) -> None:
+    """The scripted conditions name the scripted model endpoint the way Block's buzz-agent is
+    configured for any OpenAI-compatible server: its key variable and base URL, Chat Completions."""
+    manifest = ExperimentManifest.load(MANIFESTS / f"scripted-{policy}.yaml")
+    assert set(verify_prompts(manifest, MANIFESTS)) == {"solo"}
+    endpoints = EndpointConfig.load(MANIFESTS / "endpoints" / "scripted.json")
+    check_endpoints(manifest, endpoints)
+    endpoint = endpoints[f"scripted/{policy}"]
+    assert (endpoint.provider, endpoint.api_key_env) == ("openai", "OPENAI_COMPAT_API_KEY")
+    assert endpoint.env["OPENAI_COMPAT_BASE_URL"] == "http://buzz-scripted-model:8091/v1"
+    assert endpoint.env["OPENAI_COMPAT_API"] == "chat"
+    assert manifest.trial_budget.timeout_seconds == 300 and manifest.prices[f"scripted/{policy}"].input_per_million_usd > 0
+    assert find_placeholder_endpoints(endpoints) == []

@@ -237,10 +237,15 @@ BeforeTask = Callable[[RelayClient, TenantHandle, TenantSecrets], Awaitable[None
 
 async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: str, task_name: str,
                     done_budget_s: float = 30.0, extra_env: dict[str, str] | None = None,
-                    before_task: BeforeTask | None = None, settle_s: float = USAGE_SETTLE_S) -> TrialOutcome:
+                    before_task: BeforeTask | None = None, settle_s: float = USAGE_SETTLE_S,
+                    manifest: ExperimentManifest | None = None, endpoints: EndpointConfig | None = None
+                    ) -> TrialOutcome:
+    """One trial of `policy` (a folded-in stand-in policy), or of `manifest` on `endpoints` when
+    given (e.g. a condition on the scripted model endpoint)."""
     task = load_task(TASKS / task_name)
-    manifest = manifest_for(policy)
-    endpoint = EndpointConfig.load({f"standin/{policy}": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}})
+    manifest = manifest or manifest_for(policy)
+    endpoint = endpoints or EndpointConfig.load(
+        {f"standin/{policy}": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}})
     seats = plan_seats(manifest)
     request = TenantRequest(
         run_id=f"run-{secrets.token_hex(4)}", trial_id=f"trial-{secrets.token_hex(8)}",
@@ -275,8 +280,9 @@ async def run_trial(stage: Stage, stack_dir: Path, directory: Path, *, policy: s
             }
             out, err = directory / f"{seat.seat_id}.stdout.log", directory / f"{seat.seat_id}.stderr.log"
             with out.open("wb") as stdout, err.open("wb") as stderr:
+                # the trial's directory stands for the task container's working directory
                 proc = await asyncio.create_subprocess_exec(
-                    str(stack_dir / "bin" / "buzz-acp"), env=env,
+                    str(stack_dir / "bin" / "buzz-acp"), env=env, cwd=directory,
                     stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr)
             processes.append(SeatProcess(seat.seat_id, proc, out, err))
         await _wait_until_subscribed(processes, handle.channel_id)

@@ -107,7 +107,8 @@ async def test_the_oracle_answers_through_the_cli_and_bills_what_the_endpoint_re
         endpoint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bridge = _Bridge(tmp_path)
     turn = _turn(LICENSES)
-    assert await _model(bridge, tmp_path, f"{endpoint}/v1").turn(turn) is None
+    await run_turn(bridge, _model(bridge, tmp_path, f"{endpoint}/v1"), turn)  # type: ignore[arg-type]
+    assert bridge.out.getvalue().rstrip().endswith("turn complete for s1")
 
     (call,) = _calls(tmp_path)
     argv = call["argv"]
@@ -123,8 +124,9 @@ async def test_the_oracle_answers_through_the_cli_and_bills_what_the_endpoint_re
     assert session.input_tokens == sum(u["prompt_tokens"] for u in served)
     assert session.output_tokens == sum(u["completion_tokens"] for u in served)
     assert session.cached_tokens == sum(u["prompt_tokens_details"]["cached_tokens"] for u in served)
+    # one line, at the turn's end, holding every response's counts (see model_loop's docstring)
     usage_lines = [line for line in bridge.out.getvalue().splitlines() if "acp::usage" in line]
-    assert len(usage_lines) == 2 and usage_lines[-1].endswith(session.line())
+    assert len(usage_lines) == 1 and usage_lines[0].endswith(session.line())
     assert "tool_call: dev__shell (other)" in bridge.out.getvalue()
 
 

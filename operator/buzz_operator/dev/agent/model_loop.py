@@ -4,9 +4,14 @@
 Per turn: the prompt buzz-acp would send (event_prompt.py) joins the session's history; the
 endpoint is asked; each shell tool call it returns runs as buzz-dev-mcp would run it (shell.py)
 and its result goes back as a tool result; this repeats until a reply has no tool calls. The
-session is billed the endpoint's reported usage after every response, and each report is logged
+session is billed the usage each response reports, and the turn's end logs the session's totals
 as buzz-acp logs buzz-agent's usage notifications (`acp::usage`), so the ledger prices the
 endpoint's numbers and nothing the stand-in estimated.
+
+One usage line per turn, at its end, not one per response as buzz-agent sends them: the runtime
+stops the seats at the first usage line after `DONE:` (§4.6 settle), and a per-response line
+would let it stop them before the turn's last response is billed — the endpoint would have served
+tokens no receipt holds.
 """
 
 from __future__ import annotations
@@ -99,7 +104,6 @@ class EndpointModel(Policy):
             if reply.usage is not None:
                 usage = reply.usage
                 turn.session.bill(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
-                bridge.report_usage(turn.session)
             bridge.agent_log.info(LLM_TARGET, f"round {rounds}: stop={reply.stop or '-'} "
                                               f"tool_calls={len(reply.calls)}")
             history.append(llm.AssistantItem(reply.text, reply.calls))

@@ -127,8 +127,12 @@ async def test_scripted_oracle_scores_full_reward_billed_the_endpoints_counts(
     assert served and receipt.input_tokens == sum(u["prompt_tokens"] for u in served)
     assert receipt.output_tokens == sum(u["completion_tokens"] for u in served)
     assert receipt.cost_usd > 0
-    log = outcome.seats[0].log_text()
+    seat = outcome.seats[0]
+    log = seat.log_text()
     assert "policy=openai endpoint " in log and "tool_call: dev__shell (other)" in log
+    assert "turn complete for " in log
+    assert seat.exit_before_stop is None  # alive until stopped (idles like the real one) ...
+    assert seat.process.returncode == 0  # ... and SIGTERM ends it promptly and cleanly
     assert outcome.api_key not in log and outcome.secrets.seats["solo-1"].secret_hex not in log
 
 

@@ -1,6 +1,11 @@
 """Stand-in seats launched as the operator launches them (stack zipapps, agent_env, logs to
 <seat>.stdout.log/.stderr.log, stdin /dev/null) against the dev relay through the stack's
-forwarder, each trial graded by its task's real tests/test.sh."""
+forwarder, each trial graded by its task's real tests/test.sh.
+
+These are the policies folded into the stand-in: process behaviour (crash, leaky, hang), a team of
+two live seats, and the oracle where the endpoint cannot reach (hello-file writes to /app). What a
+model answers — oracle, toplevel, silent, spender on every Buzz-native task — runs through the
+scripted model endpoint in test_scripted_trials.py."""
 
 from __future__ import annotations
 
@@ -11,58 +16,13 @@ import signal
 import pytest
 from buzz_operator.ledger.secret_scan import scan_bundle
 
-NATIVE_TASKS = ["reply-to-thread", "user-mention", "create-channel-invite-users",
-                "read-named-path-outside-workspace"]
-USAGE = re.compile(r"goose usage update session_id=(\S+) input=(\d+) output=(\d+) cached=(\d+)")
-
 pytestmark = pytest.mark.timeout(180)
-
-
-def _dimensions_failing(reward: dict[str, float]) -> set[str]:
-    return {name for name, value in reward.items() if name not in ("reward", "refusal_free") and value != 1.0}
-
-
-@pytest.mark.parametrize("task_name", NATIVE_TASKS)
-async def test_oracle_scores_full_reward(trial, task_name: str) -> None:
-    outcome = await trial(policy="oracle", task_name=task_name)
-    assert outcome.completion is not None and outcome.completion["content"].startswith("DONE:")
-    assert outcome.reward["reward"] == 1.0, outcome.reward
-    seat = outcome.seats[0]
-    log = seat.log_text()
-    assert USAGE.search(log) is not None
-    assert "turn complete for " in log
-    assert seat.exit_before_stop is None  # alive until stopped (idles like the real one) ...
-    assert seat.process.returncode == 0  # ... and SIGTERM ends it promptly and cleanly
-    assert outcome.api_key not in log and outcome.secrets.seats[seat.seat_id].secret_hex not in log
 
 
 async def test_oracle_writes_the_hello_file(trial) -> None:
     outcome = await trial(policy="oracle", task_name="hello-file")
     assert outcome.completion is not None
     assert outcome.reward == {"reward": 1.0}
-
-
-@pytest.mark.parametrize("task_name", NATIVE_TASKS)
-async def test_toplevel_fails_only_reply_to_thread(trial, task_name: str) -> None:
-    outcome = await trial(policy="toplevel", task_name=task_name)
-    assert outcome.completion is not None
-    failing = _dimensions_failing(outcome.reward)
-    if task_name == "reply-to-thread":
-        assert failing == {"reply_to_thread"}, outcome.reward
-        assert outcome.reward["reward"] == 0.0
-    else:
-        assert failing == set() and outcome.reward["reward"] == 1.0, outcome.reward
-
-
-async def test_silent_never_finishes(trial) -> None:
-    outcome = await trial(policy="silent", task_name="reply-to-thread", done_budget_s=4)
-    assert outcome.completion is None
-    assert outcome.reward["reward"] == 0.0
-    log = outcome.seats[0].log_text()
-    assert "turn complete for " in log  # woken, read the task, said nothing
-    usage = USAGE.findall(log)
-    assert usage and int(usage[-1][1]) > 0 and int(usage[-1][2]) == 0
-    assert all(m["pubkey"] != outcome.handle.orchestrator.pubkey for m in outcome.evidence["messages"])
 
 
 async def test_crash_is_dead_before_the_trial_ends(trial) -> None:
@@ -95,13 +55,6 @@ async def test_hang_ignores_sigterm_until_killed(trial) -> None:
     assert outcome.reward["reward"] == 1.0
     assert "received SIGTERM; ignoring it" in seat.log_text()
     assert seat.process.returncode == -signal.SIGKILL
-
-
-async def test_spender_reports_runaway_usage(trial) -> None:
-    outcome = await trial(policy="spender", task_name="user-mention")
-    usage = USAGE.findall(outcome.seats[0].log_text())
-    assert int(usage[-1][1]) >= 50_000_000 and int(usage[-1][2]) >= 5_000_000
-    assert outcome.reward["reward"] == 1.0
 
 
 @pytest.mark.parametrize("task_name", ["reply-to-thread", "read-named-path-outside-workspace"])

@@ -109,6 +109,6 @@ def test_team_block_parsing() -> None:
 
 
 def test_policy_registry() -> None:
-    assert set(POLICIES) == {"oracle", "team", "toplevel", "silent", "crash", "hang", "leaky", "spender"}
+    assert set(POLICIES) == {"oracle", "team", "toplevel", "silent", "crash", "hang", "leaky"}
     assert all(cls.name == name for name, cls in POLICIES.items())
     assert POLICIES["toplevel"].threaded is False and POLICIES["oracle"].threaded is True

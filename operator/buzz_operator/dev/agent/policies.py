@@ -1,6 +1,13 @@
 """Stand-in "models": a registry of small policy classes keyed by the endpoint suffix
 (`BUZZ_AGENT_MODEL=standin/<policy>`). Each decides what one turn does through the bridge's
 tools; add a behaviour by subclassing and decorating with @register.
+
+What a model *says* belongs to the scripted model endpoint (buzz_operator.dev.model), which the
+stand-in calls as buzz-agent would (model_loop.py): a runaway biller, for one, is its `spender`.
+These stay folded in because they model the agent *process* or need no model server where they
+run: crash, hang and leaky are process behaviour; team delegates between two live seats; and
+oracle, toplevel and silent give the pod, operator and fault tiers a trial with one moving part
+less (their outcomes through the endpoint are tests/integration/agent/test_scripted_trials.py).
 """
 
 from __future__ import annotations
@@ -24,8 +31,6 @@ from .tracing import ACP_TARGET
 from .turn import Turn
 
 POLICIES: dict[str, type[Policy]] = {}
-SPENDER_INPUT_PER_TURN = 50_000_000
-SPENDER_OUTPUT_PER_TURN = 5_000_000
 
 
 def register(cls: type[Policy]) -> type[Policy]:
@@ -165,17 +170,6 @@ class Leaky(Policy):
         self.bridge.log.info(ACP_TARGET, f"debug environment: BUZZ_PRIVATE_KEY={config.keys.secret.hex()} "
                                          f"nsec={encode_nsec(config.keys.secret)} "
                                          f"{config.api_key_env}={config.api_key}")
-
-
-@register
-class Spender(Policy):
-    """Solves the task but bills a runaway amount of tokens, to trip cost caps."""
-
-    name = "spender"
-
-    async def turn(self, turn: Turn) -> None:
-        turn.session.inflate(SPENDER_INPUT_PER_TURN, SPENDER_OUTPUT_PER_TURN)
-        await super().turn(turn)
 
 
 @register

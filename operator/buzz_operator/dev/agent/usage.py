@@ -102,10 +102,5 @@ class Session:
         self.output_tokens += output_tokens
         self.cached_tokens += cached_tokens
 
-    def inflate(self, input_tokens: int, output_tokens: int) -> None:
-        """What a runaway model would bill (the `spender` policy)."""
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
-
     def line(self) -> str:
         return usage_line(self.session_id, self.input_tokens, self.output_tokens, self.cached_tokens)

@@ -239,6 +239,33 @@ class StorageSpec(SpecModel):
     endpoint: str | None = Field(
         None, description="S3 endpoint URL for S3-compatible servers (MinIO etc.); AWS when unset."
     )
+    quarantine_prefix: str | None = Field(
+        None,
+        max_length=MAX_PREFIX_LENGTH,
+        # relative, no leading or trailing '/', no backslash: the key rules of storage/keys.py
+        pattern=r"^$|^[^/\\]([^\\]*[^/\\])?$",
+        description=(
+            "Where a trial's bundle goes when its secret scan finds a suspected secret: "
+            "<url>/<prefix>/<sweep>/<trial>/ instead of <url>/<sweep>/<trial>/, so a store people browse "
+            "or share holds no leaked key (restrict the prefix, e.g. with a bucket policy). The bundle is "
+            "uploaded whole either way and the trial says so (condition SecretsFound). Empty: in place; "
+            "unset: the operator's default (chart value secretFindings.quarantinePrefix)."
+        ),
+        json_schema_extra=validations(rule(
+            "self != '..' && !self.startsWith('../') && !self.endsWith('/..') && !self.contains('/../')"
+            " && !self.contains('//')",
+            "spec.storage.quarantinePrefix must not contain '..' or empty segments",
+        )),
+    )
+
+    @field_validator("quarantine_prefix")
+    @classmethod
+    def _quarantine_inside_the_store(cls, prefix: str | None) -> str | None:
+        # as for a dataset prefix: a '..' segment would write outside the sweep's store, and an
+        # empty one is a key no store accepts
+        if prefix and any(segment in ("", "..") for segment in prefix.split("/")):
+            raise ValueError("must not contain '..' or empty segments")
+        return prefix
 
 
 class RerunSpec(SpecModel):

@@ -192,6 +192,27 @@ class RegradeRecord(StatusModel):
     finished_at: Timestamp | None = Field(None, description="When the regrade ended.")
 
 
+# A status holds the first findings only: the bundle's summary.json lists every one.
+MAX_SECRET_LOCATIONS = 10
+
+
+class SecretFindings(StatusModel):
+    """What the secret scan found in the trial's bundle (ledger/secret_scan.py): kinds, files
+    and lines, never the matched text, which would copy the secret into the status."""
+
+    count: int = Field(0, ge=0, description="Suspected secrets: credential patterns and the trial's own keys.")
+    kinds: dict[str, int] = Field(
+        default_factory=dict, description="Findings by kind (trial-credential, openai-key, nostr-private-key, ...)."
+    )
+    locations: list[str] = Field(
+        default_factory=list, max_length=MAX_SECRET_LOCATIONS,
+        description="The first findings as <file>:<line> (<kind>), files relative to the bundle's agent/buzz/.",
+    )
+    unreadable: int = Field(0, ge=0, description="Bundle files the scan could not read (so not known clean).")
+    scanned: bool = Field(True, description="False when the bundle could not be written, so it was never scanned.")
+    quarantined: bool = Field(False, description="The bundle was stored under the quarantine prefix.")
+
+
 class BuzzTrialStatus(StatusModel):
     """Where the trial is in its corridor and what each step made."""
 
@@ -201,7 +222,8 @@ class BuzzTrialStatus(StatusModel):
     )
     conditions: list[Condition] = Field(
         default_factory=list,
-        description="Provisioned, Launched, AgentsFinished, Collected, Verified, Bundled (one per finished step), Retrying, Failed, Released.",
+        description="Provisioned, Launched, AgentsFinished, Collected, Verified, Bundled (one per finished step), "
+                    "SecretsFound, Retrying, Failed, Released.",
         json_schema_extra=CONDITIONS_LIST_EXTRA,
     )
     phase_times: PhaseTimes = Field(default_factory=PhaseTimes, description="When each phase began.")
@@ -241,6 +263,9 @@ class BuzzTrialStatus(StatusModel):
     )
     bundle_url: str | None = Field(
         None, alias="bundleURL", description="Where this trial's evidence bundle is."
+    )
+    secret_findings: SecretFindings | None = Field(
+        None, description="Set when the bundle's secret scan found something or could not look (condition SecretsFound)."
     )
     regrade: RegradeRecord | None = Field(
         None, description="The last regrade of this trial's verifier on its recorded evidence."

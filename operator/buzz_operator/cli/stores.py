@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from buzz_operator.cli.exits import fail, unreachable
-from buzz_operator.results.files import CONFIG, fallback_needs, split_trial_key
+from buzz_operator.results.files import CONFIG, QUARANTINED, RESULT, fallback_needs, split_trial_key
 from buzz_operator.results.trial import load_json, needs_fallback
 from buzz_operator.storage import (
     FileStore,
@@ -124,17 +124,58 @@ async def load_sweep(
         if wanted(path):
             needed.append(rel)
     sweep_config = await _read_into(store, sweep, needed, trials)
+    followed = await _read_quarantined(store, sweep, present, trials, wanted)
     # a trial that died before naming its condition: read the bundle's manifest.json as well
     fallback = [
         f"{trial}/{path}"
         for trial, files in trials.items()
-        if needs_fallback(files)
+        if needs_fallback(files) and trial not in followed
         for path in present[trial]
         if fallback_needs(path)
     ]
     if fallback:
         await _read_into(store, sweep, fallback, trials)
     return trials, sweep_config
+
+
+async def _read_quarantined(
+    store: ObjectStore,
+    sweep: str,
+    present: dict[str, list[str]],
+    trials: dict[str, dict[str, bytes]],
+    wanted: Callable[[str], bool],
+) -> set[str]:
+    """Trials whose bundle had suspected secrets and went under the sweep's quarantine prefix
+    (their own directory holds only quarantined.json, naming it): read from there, so they are
+    scored and flagged SECRETS like any other. A reader who may not list the quarantine (a
+    bucket policy, as intended) sees them as not committed. The trials read this way."""
+    followed: set[str] = set()
+    for trial, paths in present.items():
+        if QUARANTINED not in paths or RESULT in paths:
+            continue
+        pointer = load_json((await guarded(f"reading {store.url}/{sweep}/{trial}",
+                                           fetch(store, [f"{sweep}/{trial}/{QUARANTINED}"])))
+                            [f"{sweep}/{trial}/{QUARANTINED}"])
+        prefix = pointer.get("quarantine_prefix")
+        try:
+            base = f"{validate_key(prefix)}/{sweep}/{trial}"
+            keys = await store.list(base)
+        except (InvalidKey, StorageError):
+            continue
+        rels = [key[len(base) + 1 :] for key in keys]
+        if RESULT not in rels:
+            continue
+        files = _wanted_or_fallback(rels, wanted)
+        blobs = await guarded(f"reading {store.url}/{base}", fetch(store, [f"{base}/{rel}" for rel in files]))
+        trials[trial] = {key[len(base) + 1 :]: data for key, data in blobs.items()}
+        present[trial] = rels
+        followed.add(trial)
+    return followed
+
+
+def _wanted_or_fallback(rels: list[str], wanted: Callable[[str], bool]) -> list[str]:
+    # one read per quarantined trial: its manifest.json too, in case nothing else names its condition
+    return [rel for rel in rels if wanted(rel) or fallback_needs(rel)]
 
 
 async def _read_into(

@@ -21,6 +21,8 @@ from buzz_operator.results import render_thread
 from buzz_operator.results.files import AGENT_DIR, EVIDENCE, TRANSCRIPT, is_agent_log
 from buzz_operator.results.trial import load_json
 from buzz_operator.storage import ObjectStore
+from buzz_operator.storage.bundle import bundle_store
+from buzz_operator.storage.prefixed import PrefixedStore
 
 if TYPE_CHECKING:  # the Kubernetes client is imported only when the cluster must be asked
     from buzz_operator.kube.client import Kube
@@ -52,6 +54,9 @@ async def _locate(
         store = store or await sweep_store_url(namespace, sweep)
     objects = store_for(store)
     prefix = f"{sweep}/{trial}"
+    home = await guarded(f"reading {objects.url}/{prefix}", bundle_store(objects, sweep, trial))
+    if isinstance(home, PrefixedStore):  # quarantined.json: the bundle had suspected secrets
+        prefix = f"{home.prefix}/{prefix}"
     if not await guarded(f"listing {objects.url}/{prefix}", objects.list(prefix)):
         fail(f"no bundle for trial {trial!r} of sweep {sweep!r} under {objects.url}")
     return objects, prefix

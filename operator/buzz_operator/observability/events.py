@@ -11,9 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from buzz_operator.api.common import ConditionStatus
+from buzz_operator.api.conditions import find_condition
 from buzz_operator.api.escapes import Escape
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.observability.metrics import failures
+from buzz_operator.trial.secret_findings import SECRETS_FOUND
 
 NORMAL, WARNING = "Normal", "Warning"
 MESSAGE_LIMIT = 1000  # the Event API caps message size; long verifier output is cut
@@ -47,7 +50,8 @@ def escaped(escape: Escape) -> Event:
 
 
 def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
-    """One event per phase change and one Warning per failure the write records."""
+    """One event per phase change, one Warning per failure the write records, and one when the
+    bundle's secret scan found something (SecretsInBundle) or could not look."""
     out: list[Event] = []
     for phase, reason, failure_class in failures(old, new):
         detail = new.message if new.reason == reason and new.message else ""
@@ -62,6 +66,13 @@ def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
                 ),
             )
         )
+    found = find_condition(new.conditions, SECRETS_FOUND)
+    before = find_condition(old.conditions, SECRETS_FOUND)
+    if found is not None and found.status is not ConditionStatus.FALSE and (
+        before is None or (before.status, before.reason) != (found.status, found.reason)
+    ):
+        # the condition's message names kinds, files and lines: never the matched text
+        out.append(Event(WARNING, found.reason, _clip(found.message)))
     if new.phase != old.phase:
         out.append(
             Event(

@@ -95,6 +95,8 @@ class TrialRecord:
     tokens_out: int
     cost_floor: float
     cost_ceiling: float
+    secret_findings: int = 0
+    quarantined: bool = False
 
 
 def trial_record(body: Mapping[str, Any]) -> TrialRecord:
@@ -114,6 +116,8 @@ def trial_record(body: Mapping[str, Any]) -> TrialRecord:
         tokens_out=status.tokens.output,
         cost_floor=status.cost_usd.floor,
         cost_ceiling=status.cost_usd.ceiling,
+        secret_findings=status.secret_findings.count if status.secret_findings else 0,
+        quarantined=bool(status.secret_findings and status.secret_findings.quarantined),
     )
 
 
@@ -165,17 +169,35 @@ class Snapshot(Collector):
             "Spend of trials in USD as a floor/ceiling range.",
             labels=["namespace", "sweep", "condition", "endpoint", "bound"],
         )
+        # a gauge over the trials' status, like the others: a restarted operator reports the same
+        secrets = GaugeMetricFamily(
+            f"{PREFIX}_trial_secret_findings",
+            "Suspected secrets the bundle scan found, summed over a sweep's trials (never the secrets).",
+            labels=["namespace", "sweep", "quarantined"],
+        )
+        leaky = GaugeMetricFamily(
+            f"{PREFIX}_trials_with_secret_findings",
+            "Trials whose bundle holds suspected secrets (condition SecretsFound).",
+            labels=["namespace", "sweep", "quarantined"],
+        )
         counts: dict[tuple[str, ...], float] = {}
         token_sums: dict[tuple[str, ...], float] = {}
         cost_sums: dict[tuple[str, ...], float] = {}
+        finding_sums: dict[tuple[str, ...], float] = {}
+        leaky_counts: dict[tuple[str, ...], float] = {}
         for t in list(self.trials.values()):
             _add(counts, (t.namespace, t.sweep, t.state, t.outcome), 1)
+            if t.secret_findings:
+                where = (t.namespace, t.sweep, str(t.quarantined).lower())
+                _add(finding_sums, where, t.secret_findings)
+                _add(leaky_counts, where, 1)
             base = (t.namespace, t.sweep, t.condition, t.endpoint)
             _add(token_sums, (*base, "input"), t.tokens_in)
             _add(token_sums, (*base, "output"), t.tokens_out)
             _add(cost_sums, (*base, "floor"), t.cost_floor)
             _add(cost_sums, (*base, "ceiling"), t.cost_ceiling)
-        for family, sums in ((trials, counts), (tokens, token_sums), (cost, cost_sums)):
+        for family, sums in ((trials, counts), (tokens, token_sums), (cost, cost_sums), (secrets, finding_sums),
+                             (leaky, leaky_counts)):
             for labels, value in sorted(sums.items()):
                 family.add_metric(list(labels), value)
             yield family

@@ -106,6 +106,7 @@ def trial_document(trial: TrialRecord, store_url: str, sweep: str) -> dict[str, 
             "unpriced": not trial.reconciled,
             "verifier_broken": trial.verifier_broken,
             "no_done": trial.stopped_without_done,
+            "secrets": trial.secret_findings > 0,
         },
         "bundle": bundle_url(store_url, sweep, trial.name),
     }

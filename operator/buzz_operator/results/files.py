@@ -18,6 +18,8 @@ EVIDENCE = f"{AGENT_DIR}/buzz-evidence.json"
 TRANSCRIPT = f"{AGENT_DIR}/transcript.json"
 VERIFIER_STDOUT = "verifier/test-stdout.txt"
 RETRIES_DIR = "retries"
+# the only file a quarantined trial keeps in its own directory (storage/layout.py QUARANTINED)
+QUARANTINED = "quarantined.json"
 # §6.5: the round-cap grep reads only the agent logs directly in agent/buzz/
 LOG_SUFFIXES = (".stdout.log", ".stderr.log")
 

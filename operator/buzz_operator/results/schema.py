@@ -61,7 +61,7 @@ CONDITION_ROW = _object(
             "type": "array",
             "items": {
                 "type": "string",
-                "pattern": r"^(timeout|LAUNCH-FAILED|error|ROUND-CAPPED|unpriced|VERIFIER-BROKEN|no-done|clock)×[0-9.e+-]+$",
+                "pattern": r"^(timeout|LAUNCH-FAILED|error|ROUND-CAPPED|unpriced|VERIFIER-BROKEN|no-done|SECRETS|clock)×[0-9.e+-]+$",
             },
         },
     }
@@ -95,7 +95,7 @@ TRIAL_ROW = _object(
         "agent_seconds": {"type": "number", "minimum": 0},
         "total_seconds": {"type": "number", "minimum": 0},
         "flags": _object(
-            {k: {"type": "boolean"} for k in ("round_capped", "unpriced", "verifier_broken", "no_done")}
+            {k: {"type": "boolean"} for k in ("round_capped", "unpriced", "verifier_broken", "no_done", "secrets")}
         ),
         "bundle": _STR,
     }

@@ -73,6 +73,11 @@ class ConditionRow:
         return self._count(lambda t: t.stopped_without_done)
 
     @property
+    def secret_findings(self) -> int:
+        """Trials whose bundle holds suspected secrets: not a score caveat, a leak to deal with."""
+        return self._count(lambda t: t.secret_findings > 0)
+
+    @property
     def timeout_multipliers(self) -> list[float]:
         """Every distinct clock in the row: a resumed sweep can straddle a settings change."""
         return sorted({t.timeout_multiplier for t in self.trials})
@@ -138,6 +143,8 @@ class ConditionRow:
             ("unpriced", self.unreconciled),
             ("VERIFIER-BROKEN", self.verifier_broken),
             ("no-done", self.stopped_without_done),
+            # beyond the seed: its scan result lived only in each bundle's summary.json
+            ("SECRETS", self.secret_findings),
         ):
             if count:
                 found.append(f"{label}×{count}")

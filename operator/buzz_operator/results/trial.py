@@ -56,6 +56,8 @@ class TrialRecord:
     exception_message: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
+    # suspected secrets the bundle's scan found (summary.json secret_scan.findings): SECRETS×n
+    secret_findings: int = 0
 
     @property
     def tokens(self) -> int:
@@ -115,6 +117,13 @@ def timeout_multiplier(config: Mapping[str, Any], sweep_config: Mapping[str, Any
 def round_capped(trial_files: Mapping[str, bytes]) -> bool:
     marker = ROUND_CAP_MARKER.encode()
     return any(F.is_agent_log(rel) and marker in data for rel, data in trial_files.items())
+
+
+def secret_findings(trial_files: Mapping[str, bytes]) -> int:
+    """How many findings the bundle's secret scan listed (kinds and lines only, never the text)."""
+    scan = load_json(trial_files.get(F.BUNDLE_SUMMARY)).get("secret_scan")
+    findings = scan.get("findings") if isinstance(scan, Mapping) else None
+    return len(findings) if isinstance(findings, list) else 0
 
 
 def verifier_broken(trial_files: Mapping[str, bytes]) -> bool:
@@ -214,4 +223,5 @@ def read_trial(
         exception_message=str(exception.get("exception_message") or "") or None,
         started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
         finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,
+        secret_findings=secret_findings(trial_files),
     )

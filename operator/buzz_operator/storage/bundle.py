@@ -8,19 +8,23 @@ evidence under retries/<n>/ by the same rule, so a later attempt never overwrite
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
-from .errors import AlreadyCommitted, StorageError
-from .keys import join_key
+from .errors import AlreadyCommitted, InvalidKey, ObjectNotFound, StorageError
+from .keys import join_key, validate_key
 from .layout import (
     RERUNS_DIR,
     RESULT,
     RETRIES_DIR,
+    quarantine_pointer_key,
     rerun_prefix,
     retry_prefix,
     trial_prefix,
     trial_result_key,
 )
+from .prefixed import PrefixedStore
 from .store import ObjectStore
 from .tree import local_files, upload_files
 
@@ -80,7 +84,46 @@ async def _upload_with_marker(
     return keys
 
 
+async def write_quarantine_pointer(
+    store: ObjectStore, sweep: str, trial: str, prefix: str, findings: dict[str, Any]
+) -> str:
+    """Say at the trial's own place where its quarantined bundle is. Written after that bundle
+    committed, so a reader that finds the pointer finds the bundle (when it may read there).
+    `findings` is what may be shown without the bundle: counts by kind, never a matched string."""
+    key = quarantine_pointer_key(sweep, trial)
+    document = {"quarantine_prefix": validate_key(prefix, field="quarantine prefix"), "secret_findings": findings}
+    await store.put(key, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
+    return key
+
+
+async def quarantine_of(store: ObjectStore, sweep: str, trial: str) -> str | None:
+    """The quarantine prefix the trial's bundle went to, when its pointer says so."""
+    try:
+        document = json.loads(await store.get(quarantine_pointer_key(sweep, trial)))
+        return validate_key(document["quarantine_prefix"], field="quarantine prefix")
+    except ObjectNotFound:
+        return None
+    except (ValueError, KeyError, TypeError, InvalidKey) as error:
+        raise StorageError(f"{quarantine_pointer_key(sweep, trial)} is not a quarantine pointer: {error}") from error
+
+
+async def bundle_store(store: ObjectStore, sweep: str, trial: str) -> ObjectStore:
+    """The store holding the trial's bundle: the sweep's own, or its quarantine (the pointer's)."""
+    prefix = await quarantine_of(store, sweep, trial)
+    return store if prefix is None else PrefixedStore(store, prefix)
+
+
 async def set_aside(store: ObjectStore, sweep: str, trial: str, generation: int) -> int:
+    """spec.rerun for a trial whose bundle may be quarantined: the quarantined run is set aside
+    in the quarantine (it must not leave it, and a new run's bundle must find its place free),
+    then the trial's own files, the pointer among them. The number of files moved."""
+    moved = 0
+    if (prefix := await quarantine_of(store, sweep, trial)) is not None:
+        moved += await _set_aside(PrefixedStore(store, prefix), sweep, trial, generation)
+    return moved + await _set_aside(store, sweep, trial, generation)
+
+
+async def _set_aside(store: ObjectStore, sweep: str, trial: str, generation: int) -> int:
     """Move the trial's run (bundle, retries/, regrades/) under reruns/<generation>/ so it can run again
     (spec.rerun). Copies first, result.json last; then un-commits the original (result.json
     first) and removes the rest. Idempotent: after a crash part-way, running it again finishes

@@ -7,6 +7,9 @@ ARCHITECTURE.md, relative to the store's own root (the `<prefix>` of the layout 
     <sweep>/<trial>/retries/<n>/...                   evidence of infra-failed attempt n, kept
     <sweep>/<trial>/reruns/<generation>/...           a finished run set aside by spec.rerun, kept
     <sweep>/<trial>/regrades/<generation>/verifier/   the verifier re-run on recorded evidence
+    <sweep>/<trial>/quarantined.json                  only this, when the bundle had suspected secrets
+                                                      and the sweep quarantines: it names the prefix
+    <quarantine prefix>/<sweep>/<trial>/...           where that bundle is, in the same layout
 
 Pure: names in, keys out. Sweep and trial names must each be one safe path segment."""
 
@@ -24,6 +27,7 @@ VERIFIER_DIR = "verifier"
 RETRIES_DIR = "retries"
 RERUNS_DIR = "reruns"
 REGRADES_DIR = "regrades"
+QUARANTINED = "quarantined.json"
 
 
 def sweep_prefix(sweep: str) -> str:
@@ -87,3 +91,8 @@ def regrade_prefix(sweep: str, trial: str, generation: int) -> str:
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
         raise InvalidKey(f"generation must be an integer >= 1, got {generation!r}")
     return join_key(trial_prefix(sweep, trial), REGRADES_DIR, str(generation))
+
+
+def quarantine_pointer_key(sweep: str, trial: str) -> str:
+    """The trial's quarantined.json: where a quarantined bundle is (the trial dir holds nothing else)."""
+    return join_key(trial_prefix(sweep, trial), QUARANTINED)

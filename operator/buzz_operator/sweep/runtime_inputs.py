@@ -33,7 +33,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay.hosts import relay_url_problem
 from buzz_operator.relay.nostr import KeyFormatError, secret_key_hex
 from buzz_operator.relay.tenant_models import RelayTarget
-from buzz_operator.storage import ObjectStore, StorageError, open_store
+from buzz_operator.storage import InvalidKey, ObjectStore, StorageError, open_store, validate_prefix
 from buzz_operator.storage.durability import ephemeral_paths, ephemeral_storage_problem
 
 # Inline conditions name prompt files relative to this directory (the repository's manifests/
@@ -240,6 +240,23 @@ async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Relay
 
 def storage_url(spec: BuzzSweepSpec) -> str:
     return spec.storage.url if spec.storage is not None else default_storage_url()
+
+
+QUARANTINE_PREFIX_ENV = "BUZZ_QUARANTINE_PREFIX"
+
+
+def quarantine_prefix(spec: BuzzSweepSpec, environ: Mapping[str, str] = os.environ) -> str:
+    """spec.storage.quarantinePrefix, else the operator's default (BUZZ_QUARANTINE_PREFIX, the
+    chart's secretFindings.quarantinePrefix); "" keeps bundles with findings in place."""
+    chosen = spec.storage.quarantine_prefix if spec.storage is not None else None
+    if chosen is not None:
+        return chosen
+    default = environ.get(QUARANTINE_PREFIX_ENV, "").strip()
+    try:
+        return validate_prefix(default, field=QUARANTINE_PREFIX_ENV)
+    except InvalidKey as exc:  # the operator's setting, named as such: the spec did not choose it
+        raise InputError("spec.storage.quarantinePrefix", f"unset, and the operator's default is not a key "
+                                                          f"prefix: {exc}") from exc
 
 
 # Keys of storage.credentialsSecretRef, named as the AWS tools name them so one Secret serves both.

@@ -23,6 +23,7 @@ from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS
 from buzz_operator.kube import objects, tar
 from buzz_operator.ledger import (
     PhaseTiming,
+    SecretScan,
     TrialException,
     agent_metadata,
     agent_result,
@@ -38,7 +39,8 @@ from buzz_operator.relay import tenant
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.storage import errors as storage_errors
-from buzz_operator.storage.bundle import upload_attempt, upload_bundle
+from buzz_operator.storage.bundle import bundle_store, upload_attempt, upload_bundle, write_quarantine_pointer
+from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import (
     AGENT_DIR,
     VERIFIER_DIR,
@@ -47,6 +49,8 @@ from buzz_operator.storage.layout import (
     trial_prefix,
     trial_result_key,
 )
+from buzz_operator.storage.prefixed import PrefixedStore
+from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
@@ -54,6 +58,7 @@ from buzz_operator.trial.runtime_io import download, recorded
 from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of, tenant_request
 from buzz_operator.trial.runtime_shell import STATE_DIR
+from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
 from buzz_operator.trial.state import Bundled
 
 EVIDENCE = "buzz-evidence.json"
@@ -181,8 +186,11 @@ async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str
     return found
 
 
-async def _assemble(ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: Path, now: datetime) -> None:
-    """The whole §5 bundle of one try, written under `root` (result.json included)."""
+async def _assemble(
+    ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: Path, now: datetime
+) -> SecretScan | None:
+    """The whole §5 bundle of one try, written under `root` (result.json included); its secret
+    scan, None when the bundle could not be written (so it was not scanned)."""
     agent_dir, verifier_dir = root / AGENT_DIR, root / VERIFIER_DIR
     agent_dir.mkdir(parents=True)
     verifier_dir.mkdir(parents=True)
@@ -195,44 +203,71 @@ async def _assemble(ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: 
         active_finished=facts.get("active_finished") if facts.get("active_started") is not None else None,
         usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
     )
-    write_bundle(
+    report = write_bundle(
         agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
         known_secrets=await _known_secrets(ctx, status), timing=timing,
     )
     config = _config(ctx, await _job_config(ctx))
     (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    (root / "result.json").write_text(render_trial_result(_result(ctx, status, accounting, facts, config, now)))
+    result = _result(ctx, status, accounting, facts, config, now)
+    scan = report.secret_scan if report.ok else None
+    if (quarantine := _quarantine(ctx, scan)) is not None:
+        result["trial_uri"] = _url(ctx, join_key(quarantine, trial_prefix(ctx.spec.sweep_name, ctx.name)))
+    (root / "result.json").write_text(render_trial_result(result))
+    return scan
 
 
 def _url(ctx: TrialContext, key: str) -> str:
     return f"{ctx.store_url.rstrip('/')}/{key}"
 
 
+def _quarantine(ctx: TrialContext, scan: SecretScan | None) -> str | None:
+    """The prefix a bundle with these findings goes under, or None (clean, or no quarantine)."""
+    return ctx.quarantine_prefix if ctx.quarantine_prefix and needs_quarantine(scan) else None
+
+
+def _home(ctx: TrialContext, quarantine: str | None) -> ObjectStore:
+    return ctx.store if quarantine is None else PrefixedStore(ctx.store, quarantine)
+
+
 async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
     pod = status.pod or ctx.pod(status.retries)
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         root = Path(scratch)
-        await _assemble(ctx, status, pod, root, datetime.now(UTC))
+        scan = await _assemble(ctx, status, pod, root, datetime.now(UTC))
+        quarantine = _quarantine(ctx, scan)
+        findings = findings_of(scan, quarantined=quarantine is not None)
         try:
-            await upload_bundle(ctx.store, ctx.spec.sweep_name, ctx.name, root)
+            # uploaded whole either way: a leaked key is reported and moved, never a bundle lost
+            await upload_bundle(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, root)
         except storage_errors.AlreadyCommitted:
             pass  # a previous run of this step committed it; result.json is never rewritten
         except storage_errors.StorageError as exc:
             raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
-    return Bundled(bundle_url=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)))
+        if quarantine is not None:
+            try:  # after the commit, and again after a restart: readers follow it to the bundle
+                await write_quarantine_pointer(ctx.store, ctx.spec.sweep_name, ctx.name, quarantine,
+                                               {"count": findings.count, "kinds": findings.kinds})
+            except storage_errors.StorageError as exc:
+                raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+    home = trial_prefix(ctx.spec.sweep_name, ctx.name)
+    return Bundled(bundle_url=_url(ctx, join_key(quarantine or "", home)), secrets=findings)
 
 
 async def committed_result(ctx: TrialContext) -> tuple[str, dict[str, Any]] | None:
     """(bundle URL, result.json) when this trial's bundle is already committed in storage."""
     key = trial_result_key(ctx.spec.sweep_name, ctx.name)
     try:
-        raw = await ctx.store.get(key)
+        # a quarantined bundle is committed where its pointer says (storage/bundle.py)
+        home = await bundle_store(ctx.store, ctx.spec.sweep_name, ctx.name)
+        raw = await home.get(key)
     except storage_errors.ObjectNotFound:
         return None
     except storage_errors.StorageError as exc:
         raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
-    return _url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)), json.loads(raw)
+    prefix = home.prefix if isinstance(home, PrefixedStore) else ""
+    return _url(ctx, join_key(prefix, trial_prefix(ctx.spec.sweep_name, ctx.name))), json.loads(raw)
 
 
 async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> str:
@@ -244,11 +279,12 @@ async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFail
     pod = status.pod or ctx.pod(status.retries)
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         root = Path(scratch)
-        await _assemble(ctx, record, pod, root, datetime.now(UTC))
+        # an abandoned try's findings go under the quarantine too; the attempt's bundleURL says where
+        quarantine = _quarantine(ctx, await _assemble(ctx, record, pod, root, datetime.now(UTC)))
         # AlreadyCommitted: kept by an earlier run of this handler before a restart
         with contextlib.suppress(storage_errors.AlreadyCommitted):
-            await upload_attempt(ctx.store, ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
-    return _url(ctx, retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1))
+            await upload_attempt(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
+    return _url(ctx, join_key(quarantine or "", retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1)))
 
 
 async def _archive(ctx: TrialContext, retry: int) -> None:

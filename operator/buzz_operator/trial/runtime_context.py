@@ -68,6 +68,8 @@ class TrialContext:
     store_url: str
     store: ObjectStore
     workdir: Path
+    # where bundles with suspected secrets go (spec.storage.quarantinePrefix); "" keeps them in place
+    quarantine_prefix: str = ""
 
     @property
     def seats(self) -> list[Seat]:

@@ -20,9 +20,11 @@ from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, RegradeRecord
 from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import objects, tar
 from buzz_operator.kube.pods import wait_running
-from buzz_operator.storage import ObjectNotFound, StorageError
+from buzz_operator.storage import ObjectNotFound, ObjectStore, StorageError
+from buzz_operator.storage.bundle import bundle_store
 from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, regrade_prefix, trial_prefix
+from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.trial import runtime_grade
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.podspec import build_grading_pod, grading_pod_name
@@ -43,10 +45,10 @@ def _record(status: BuzzTrialStatus, generation: int, result: RegradeResult, *, 
                          message=message, bundle_url=url, finished_at=datetime.now(UTC))
 
 
-async def _evidence(ctx: TrialContext) -> bytes | None:
+async def _evidence(ctx: TrialContext, home: ObjectStore) -> bytes | None:
     key = join_key(trial_prefix(ctx.spec.sweep_name, ctx.name), AGENT_DIR, EVIDENCE_FILE)
     try:
-        return await ctx.store.get(key)
+        return await home.get(key)
     except ObjectNotFound:
         return None
     except StorageError as exc:
@@ -89,7 +91,9 @@ async def regrade(ctx: TrialContext, status: BuzzTrialStatus, generation: int) -
             status, generation, RegradeResult.NOT_REGRADABLE, reason="VerifierNeedsContainer",
             message=f"task {ctx.task.name} is graded on the container's state, which is gone")})
     try:
-        evidence = await _evidence(ctx)
+        # a quarantined bundle is regraded where it is, and its regrade stays beside it
+        home = await bundle_store(ctx.store, ctx.spec.sweep_name, ctx.name)
+        evidence = await _evidence(ctx, home)
         if evidence is None:
             return status.model_copy(update={"regrade": _record(
                 status, generation, RegradeResult.NOT_REGRADABLE, reason="NoRecordedEvidence",
@@ -103,7 +107,7 @@ async def regrade(ctx: TrialContext, status: BuzzTrialStatus, generation: int) -
                 "generation": generation, "previous_reward": status.reward, "reward": regraded.reward,
                 "rewards": regraded.rewards, "regraded_at": datetime.now(UTC).isoformat(),
             }, indent=2, sort_keys=True) + "\n")
-            await ctx.store.put_dir(prefix, root)
+            await home.put_dir(prefix, root)
     except StorageError as error:
         raise StepFailure("StorageUnavailable", str(error)[:300]) from error
     except StepFailure as failure:
@@ -111,5 +115,5 @@ async def regrade(ctx: TrialContext, status: BuzzTrialStatus, generation: int) -
             raise  # the cluster or the store, not the verifier: the caller tries again later
         return status.model_copy(update={"regrade": _record(
             status, generation, RegradeResult.FAILED, reason=failure.reason, message=failure.message[:300])})
-    url = f"{ctx.store_url.rstrip('/')}/{prefix}"
+    url = f"{ctx.store_url.rstrip('/')}/{join_key(home.prefix, prefix) if isinstance(home, PrefixedStore) else prefix}"
     return regraded.model_copy(update={"regrade": _record(status, generation, RegradeResult.REGRADED, url=url)})

@@ -54,6 +54,6 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         else None,
         relay=await inputs.relay_target(kube, namespace, sweep_spec),
         relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
-        store_url=inputs.storage_url(sweep_spec), store=store,
+        store_url=inputs.storage_url(sweep_spec), store=store, quarantine_prefix=inputs.quarantine_prefix(sweep_spec),
         workdir=workdir,
     )

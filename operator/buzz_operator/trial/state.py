@@ -39,8 +39,10 @@ from buzz_operator.api.trial import (
     PhaseTimes,
     Tokens,
 )
+from buzz_operator.trial import secret_findings
 from buzz_operator.trial.backoff import retry_delay
 from buzz_operator.trial.failures import StepFailure, classify_reason, failure_outcome
+from buzz_operator.trial.secret_findings import SecretFindings
 
 CORRIDOR = (
     Phase.PENDING,
@@ -122,6 +124,8 @@ class Graded:
 @dataclass(frozen=True)
 class Bundled:
     bundle_url: str
+    # the bundle's secret scan (trial/secret_findings.py); None from callers that did not scan
+    secrets: SecretFindings | None = None
 
 
 Fact = Provisioned | Launched | Ran | Collected | Graded | Bundled
@@ -249,6 +253,13 @@ def advance(
     conditions = set_condition(
         status.conditions, condition_type, True, reason, "", now=now, generation=generation
     )
+    if isinstance(fact, Bundled) and fact.secrets is not None:
+        changes |= {"secret_findings": fact.secrets if secret_findings.is_notable(fact.secrets) else None}
+        found, why, message = secret_findings.condition(fact.secrets, fact.bundle_url)
+        conditions = set_condition(
+            conditions, secret_findings.SECRETS_FOUND, ConditionStatus.UNKNOWN if found is None else found,
+            why, message, now=now, generation=generation,
+        )
     moved = status.model_copy(update={**changes, "conditions": conditions})
     target = _after_done(moved)
     if target is Phase.FAILED:

@@ -88,10 +88,15 @@ def _prefix(prefix: str) -> Callable[[Body], None]:
     return _set("spec", "dataset", value={"objectStore": {"prefix": prefix}})
 
 
+def _quarantine(prefix: str) -> Callable[[Body], None]:
+    return _set("spec", "storage", value={"url": "s3://bundles", "quarantinePrefix": prefix})
+
+
 CONDITION = "BuzzSweep:spec.condition[0]"
 ENDPOINTS = "BuzzSweep:spec.endpoints[0]"
 DATASET = "BuzzSweep:spec.dataset[0]"
 PREFIX = "BuzzSweep:spec.dataset.objectStore.prefix[0]"
+QUARANTINE = "BuzzSweep:spec.storage.quarantinePrefix[0]"
 SWEEP_RETRY = "BuzzSweep:spec.retry[0]"
 TRIAL_RETRY = "BuzzTrial:spec.retry[0]"
 TRIAL_SPEC = "BuzzTrial:spec[0]"
@@ -125,6 +130,11 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("prefix-parent-first", PREFIX, True, _prefix("../etc")),
     Sample("prefix-parent-last", PREFIX, True, _prefix("tasks/..")),
     Sample("prefix-dots-in-names", PREFIX, False, _prefix("tasks/..hidden/v1..2/.../x.")),
+    Sample("quarantine-parent-inside", QUARANTINE, True, _quarantine("quarantine/../../elsewhere")),
+    Sample("quarantine-parent-alone", QUARANTINE, True, _quarantine("..")),
+    Sample("quarantine-empty-segment", QUARANTINE, True, _quarantine("quarantine//secrets")),
+    Sample("quarantine-nested", QUARANTINE, False, _quarantine("restricted/quarantine")),
+    Sample("quarantine-off", QUARANTINE, False, _quarantine("")),
     Sample("retry-cap-below-base", SWEEP_RETRY, True,
            _set("spec", "retry", value={"backoffSeconds": 60, "maxBackoffSeconds": 10})),
     # the default cap (300) is filled in before the rule runs, and is below this base

@@ -31,7 +31,8 @@ trap cleanup_mounts EXIT
 
 archive() { echo "$IMAGES/archives/$(echo "$1" | tr '/:' '__')-$2.tar"; }   # archive NAME DIGEST
 # every image here is built on the base, so the base's key is part of each context digest
-ctx_digest() { { (cd "$1" && find . -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum); echo "$BASE_KEY"; } | sha256sum | cut -c1-16; }
+# CTX_EXTRA_KEY: what else the image is made of, for one built FROM another of ours (dev-relay)
+ctx_digest() { { (cd "$1" && find . -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum); echo "$BASE_KEY${CTX_EXTRA_KEY:-}"; } | sha256sum | cut -c1-16; }
 have_archive() { ls "$IMAGES/archives/$(echo "$1" | tr '/:' '__')"-*.tar >/dev/null 2>&1; }
 
 # buildah_build NAME CONTEXT DOCKERFILE [build-args...]: build unless an archive for this context exists
@@ -108,8 +109,11 @@ build_one() {
     base) build_base ;;
     operator) build_base; stage_operator
       buildah_build "$OPERATOR_IMAGE" "$IMAGES/ctx/operator" "$IMAGES/ctx/operator/Dockerfile" "BASE_IMAGE=$BASE_IMAGE" ;;
+    # its context is one Dockerfile: keyed by the operator's context too, or the relay would keep
+    # running the dev relay code of its first build
     dev-relay) build_one operator
-      buildah_build "$RELAY_IMAGE" "$ROOT/images/dev-relay" "$ROOT/images/dev-relay/Dockerfile" "OPERATOR_IMAGE=$OPERATOR_IMAGE" ;;
+      CTX_EXTRA_KEY=$(ctx_digest "$IMAGES/ctx/operator") \
+        buildah_build "$RELAY_IMAGE" "$ROOT/images/dev-relay" "$ROOT/images/dev-relay/Dockerfile" "OPERATOR_IMAGE=$OPERATOR_IMAGE" ;;
     stack) build_base; stage_stack
       buildah_build "$STACK_IMAGE" "$IMAGES/ctx/stack" "$IMAGES/ctx/stack/Dockerfile" "BASE_IMAGE=$BASE_IMAGE" ;;
     tasks) build_base

@@ -46,8 +46,10 @@ async def _create_objects(kube: Kube, namespace: str) -> None:
 
 
 async def test_bad_inputs_are_refused_naming_the_field(  # type: ignore[no-untyped-def]
-    kube: Kube, namespace, crds, sweep_secrets, tmp_path: Path
+    kube: Kube, namespace, crds, sweep_secrets, tmp_path: Path, monkeypatch
 ) -> None:
+    for name, value in corpus.OPERATOR_ENV.items():  # the in-process operator's environment
+        monkeypatch.setenv(name, value)
     good = corpus.good_body(ROOT, store_url=f"file://{tmp_path}")
     await _create_objects(kube, namespace)
     verdicts: dict[str, str] = {}  # case id -> the message that refused it ("" while waiting)

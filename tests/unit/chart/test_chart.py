@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.corpus import load_corpus
 from tests.unit.chart.chartlib import (
     CHART,
     CLUSTER_WIDE,
@@ -374,17 +375,14 @@ def test_ephemeral_bundles_are_an_explicit_choice() -> None:
     assert volume == {"name": "bundles", "emptyDir": {}} and env["BUZZ_EPHEMERAL_PATHS"] == ""
 
 
-@pytest.mark.parametrize(
-    ("bundles", "complaint"),
-    [
-        ({"ephemeral": True, "existingClaim": "evidence"}, "bundles.ephemeral: true keeps bundles on an emptyDir"),
-        ({"ephemeral": True, "claim": {"create": True}}, "bundles.ephemeral: true keeps bundles on an emptyDir"),
-        ({"existingClaim": "evidence", "claim": {"create": True}}, "bundles.existingClaim and bundles.claim.create"),
-        ({"claim": {"size": "lots"}}, "size"),
-        ({"ephemeral": "yes"}, "ephemeral"),
-    ],
-    ids=["ephemeral-and-existing-claim", "ephemeral-and-chart-claim", "two-claims", "size", "ephemeral-type"],
-)
-def test_contradictory_bundle_values_are_refused_naming_them(bundles: dict[str, Any], complaint: str) -> None:
-    result = helm("template", "rel", str(CHART), "--set-json", f"bundles={json.dumps(bundles)}", check=False)
-    assert result.returncode != 0 and complaint in result.stderr, result.stderr
+CHART_CASES = load_corpus().CHART_CASES
+
+
+@pytest.mark.parametrize("case", CHART_CASES, ids=[c.id for c in CHART_CASES])
+def test_bad_chart_values_of_the_corpus_are_refused_naming_the_value(case: Any) -> None:
+    args = ["template", "rel", str(CHART)]
+    for key, value in case.values.items():
+        args += ["--set-json", f"{key}={json.dumps(value)}"]
+    result = helm(*args, check=False)
+    assert result.returncode != 0, f"{case.id} was rendered"
+    assert case.field in result.stderr, f"{case.id}: {result.stderr!r} does not name {case.field}"

@@ -102,6 +102,10 @@ WRONG_OWNER_HEX = "11" * 32  # a valid secret key that is not the relay's owner
 BAD_CHECKSUM_NSEC = "nsec1zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygsfy7x0p"
 _ROOT = Path(__file__).resolve().parents[3]
 SOLO_SHA = "b84317593f7eda24c8c455221d695e6d4049e1451188bcef2b8ffc7cdb383d12"
+# The operator's environment every tier runs the corpus under: one path it must treat as an
+# emptyDir of its pod (the chart sets BUZZ_EPHEMERAL_PATHS), so file:// storage there is refused.
+EPHEMERAL_ROOT = "/run/buzz-operator-ephemeral"
+OPERATOR_ENV = {"BUZZ_EPHEMERAL_PATHS": EPHEMERAL_ROOT}
 
 
 def _condition_yaml(price: str) -> dict[str, str]:
@@ -131,6 +135,11 @@ CASES: tuple[Case, ...] = (
     Case("relay-owner-key-empty", "schema", "spec.relay.ownerKeySecretRef.key",
          _set("relay", "ownerKeySecretRef", "key", value="")),
     Case("storage-url-ftp", "schema", "spec.storage.url", _set("storage", "url", value="ftp://bucket/x")),
+    # issue 19: where a bundle with a leaked key goes must stay inside the sweep's store
+    Case("storage-quarantine-prefix-traversal", "schema", "spec.storage.quarantinePrefix",
+         _set("storage", "quarantinePrefix", value="quarantine/../../elsewhere")),
+    Case("storage-quarantine-prefix-absolute", "schema", "spec.storage.quarantinePrefix",
+         _set("storage", "quarantinePrefix", value="/quarantine")),
     Case("condition-missing", "schema", "spec.condition", _drop("condition")),
     Case("condition-two-sources", "schema", "spec.condition",
          _set("condition", "configMapRef", value={"name": "c"})),
@@ -153,6 +162,9 @@ CASES: tuple[Case, ...] = (
     # --- accepted by the schema, refused by the operator (pure: spec, manifest, endpoint config, dataset)
     Case("dataset-task-not-found", "accept", "spec.include", _spec(include=["no-such-task"])),
     Case("dataset-all-excluded", "accept", "spec.include", _spec(exclude=["*"])),
+    # issue 19: file:// bundles where they do not outlive the operator's pod (OPERATOR_ENV below)
+    Case("storage-file-on-ephemeral-volume", "accept", "spec.storage.url",
+         _set("storage", "url", value=f"file://{EPHEMERAL_ROOT}/bundles")),
     Case("manifest-roster-missing", "accept", "roster", _manifest(lambda m: m.pop("roster"))),
     Case("manifest-unknown-key", "accept", "atempts", _manifest(lambda m: m.update(atempts=3))),
     Case("manifest-prompt-sha-wrong", "accept", "roster.0.prompt", _seat(prompt={"path": "personas/solo.md",
@@ -261,6 +273,35 @@ CASES: tuple[Case, ...] = (
 )
 
 STAGES = ("schema", "accept", "cluster")
+
+
+@dataclass(frozen=True)
+class ChartCase:
+    """Chart values `helm install` must refuse, its message naming `field` (the value's path):
+    by values.schema.json, or by a template's `fail` for values that only contradict each other."""
+
+    id: str
+    field: str
+    values: Body
+
+
+# tests/unit/chart/test_chart.py renders each with `helm template`
+CHART_CASES: tuple[ChartCase, ...] = (
+    # issue 19: bundles that would not outlive the operator's pod, or two answers to where they go
+    ChartCase("bundles-ephemeral-with-existing-claim", "bundles.ephemeral",
+              {"bundles": {"ephemeral": True, "existingClaim": "evidence"}}),
+    ChartCase("bundles-ephemeral-with-chart-claim", "bundles.ephemeral",
+              {"bundles": {"ephemeral": True, "claim": {"create": True}}}),
+    ChartCase("bundles-two-claims", "bundles.existingClaim",
+              {"bundles": {"existingClaim": "evidence", "claim": {"create": True}}}),
+    ChartCase("bundles-claim-size-not-a-quantity", "bundles.claim.size", {"bundles": {"claim": {"size": "lots"}}}),
+    ChartCase("bundles-ephemeral-not-a-bool", "bundles.ephemeral", {"bundles": {"ephemeral": "yes"}}),
+    ChartCase("rbac-secret-namespace-invalid", "rbac.secretNamespaces", {"rbac": {"secretNamespaces": ["Team_A"]}}),
+    ChartCase("rbac-cluster-wide-secrets-not-a-bool", "rbac.clusterWideSecrets",
+              {"rbac": {"clusterWideSecrets": "please"}}),
+    ChartCase("secret-findings-quarantine-absolute", "secretFindings.quarantinePrefix",
+              {"secretFindings": {"quarantinePrefix": "/quarantine"}}),
+)
 
 
 def good_body(root: Any, *, store_url: str, tasks: tuple[str, ...] = ("hello-file",)) -> Body:

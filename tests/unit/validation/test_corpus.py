@@ -22,6 +22,13 @@ corpus = load_corpus()
 PURE = [c for c in corpus.CASES if c.stage in ("schema", "accept")]
 
 
+@pytest.fixture(autouse=True)
+def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's environment the corpus is refused under (corpus.OPERATOR_ENV)."""
+    for name, value in corpus.OPERATOR_ENV.items():
+        monkeypatch.setenv(name, value)
+
+
 async def refusal(body: dict) -> str | None:  # type: ignore[type-arg]
     """What the sweep reconcile would say before touching the cluster (None: accepted)."""
     try:
@@ -33,6 +40,7 @@ async def refusal(body: dict) -> str | None:  # type: ignore[type-arg]
         if spec.endpoints is not None:  # the Secret is the cluster tier's business
             spec = spec.model_copy(update={"endpoints": spec.endpoints.model_copy(update={"secret_ref": None})})
         await inputs.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
+        await inputs.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # file://, no credentials: no I/O
         await runtime_dataset.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]  # builtin: no I/O
     except inputs.InputError as error:
         return str(error)

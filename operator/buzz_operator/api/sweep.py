@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from buzz_operator.api.common import (
     CONDITIONS_LIST_EXTRA,
@@ -27,6 +27,7 @@ from buzz_operator.api.common import (
     Waiting,
 )
 from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 
 DEFAULT_MANIFEST_KEY = "manifest.yaml"
 DEFAULT_ENDPOINTS_KEY = "endpoints.json"
@@ -277,7 +278,14 @@ class RerunSpec(SpecModel):
     )
 
 
-class BuzzSweepSpec(SpecModel):
+class BuzzSweepSpec(
+    SpecModel,
+    json_schema_extra=validations(rule(
+        "!has(self.stack) || !has(self.stackImage)",
+        "spec.stack and spec.stackImage are one setting: set spec.stack only (stackImage is its deprecated alias)",
+        field_path=".stackImage",
+    )),
+):
     """What to run: one condition over a dataset, k attempts per task."""
 
     condition: ConditionSource = Field(description="The team condition: roster manifest and its prompts.")
@@ -312,10 +320,13 @@ class BuzzSweepSpec(SpecModel):
     storage: StorageSpec | None = Field(
         None, description="Where evidence goes; the operator default when unset."
     )
+    stack: StackSource | None = Field(
+        None, description="The agent stack installed at /opt/buzz in every trial pod; operator default when unset."
+    )
     stack_image: str | None = Field(
         None,
         min_length=1,
-        description="Agent stack image (buzz-acp, buzz-agent, …); operator default when unset.",
+        description="Deprecated alias of spec.stack with layout folder: {image: <this>, layout: folder}.",
     )
     operator_image: str | None = Field(
         None,
@@ -349,6 +360,22 @@ class BuzzSweepSpec(SpecModel):
         ),
     )
 
+    @field_validator("stack_image")
+    @classmethod
+    def _one_stack_setting(cls, stack_image: str | None, info: ValidationInfo) -> str | None:
+        # a field validator (stack is validated first) so the error names spec.stackImage
+        if stack_image is not None and info.data.get("stack") is not None:
+            raise ValueError("spec.stack is set too: they are one setting, set spec.stack only "
+                             "(stackImage is its deprecated alias)")
+        return stack_image
+
+    def stack_source(self, default: StackSource) -> StackSource:
+        """The stack this sweep's trials install: spec.stack, the deprecated spec.stackImage as a
+        folder image, or the operator's default."""
+        if self.stack is not None:
+            return self.stack
+        return folder_stack(self.stack_image) if self.stack_image is not None else default
+
 
 class PreflightCheck(StatusModel):
     """One preflight check's verdict."""
@@ -366,6 +393,9 @@ class PreflightStatus(StatusModel):
     checked_at: Timestamp | None = Field(None, description="When the checks last ran.")
     checks: list[PreflightCheck] = Field(
         default_factory=list, max_length=16, description="One entry per check, in the order they ran."
+    )
+    stack: StackDigests | None = Field(
+        None, description="The stack the canary installed (recorded in lock.json); unset when it did not start."
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from buzz_operator.api.common import (
     CONDITIONS_LIST_EXTRA,
@@ -25,7 +25,8 @@ from buzz_operator.api.common import (
     StatusModel,
     Timestamp,
 )
-from buzz_operator.api.rules import rule, validations
+from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 from buzz_operator.api.sweep import RetryPolicy
 
 # maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
@@ -97,17 +98,24 @@ class TrialDeadlines(SpecModel):
     upload_seconds: int = Field(gt=0, description="Writing the bundle to object storage.")
 
 
+# A trial planned by an operator before spec.stack existed names its stack by stackImage only.
+TRIAL_STACK_SOURCES = ("stack", "stack_image")
+
+
 class BuzzTrialSpec(
     SpecModel,
-    json_schema_extra=validations(rule(
-        # The sweep fixes everything a trial runs at planning and the operator never writes a
-        # trial's spec again; an edit would run later steps, or a retry, on inputs other than
-        # those the sweep's lock.json records. A transition rule: it has no pydantic twin, as a
-        # model sees one object, never the one stored before it.
-        "self == oldSelf",
-        "spec is immutable: a BuzzTrial runs what its sweep planned; delete it and the sweep plans it again",
-        reason="FieldValueForbidden",
-    )),
+    json_schema_extra=validations(
+        rule(
+            # The sweep fixes everything a trial runs at planning and the operator never writes a
+            # trial's spec again; an edit would run later steps, or a retry, on inputs other than
+            # those the sweep's lock.json records. A transition rule: it has no pydantic twin, as a
+            # model sees one object, never the one stored before it.
+            "self == oldSelf",
+            "spec is immutable: a BuzzTrial runs what its sweep planned; delete it and the sweep plans it again",
+            reason="FieldValueForbidden",
+        ),
+        exactly_one("spec", TRIAL_STACK_SOURCES),
+    ),
 ):
     """One attempt of one task under one condition, as planned by its BuzzSweep."""
 
@@ -119,7 +127,11 @@ class BuzzTrialSpec(
     attempt: int = Field(ge=1, description="Which of the k independent attempts (1-based).")
     condition_hash: str = Field(pattern=SHA256_HEX, description="sha256 of the canonical condition manifest.")
     image: str = Field(min_length=1, description="Task image reference (by digest where possible).")
-    stack_image: str = Field(min_length=1, description="Agent stack image copied into /opt/buzz.")
+    stack: StackSource | None = Field(None, description="The agent stack installed at /opt/buzz.")
+    stack_image: str | None = Field(
+        None, min_length=1,
+        description="Deprecated (trials planned before spec.stack): a folder-layout stack image.",
+    )
     operator_image: str = Field(min_length=1, description="Image that provides relay-forwarder.")
     image_pull_policy: ImagePullPolicy = Field(
         ImagePullPolicy.IF_NOT_PRESENT, description="Pull policy for every container of the trial pod."
@@ -135,6 +147,18 @@ class BuzzTrialSpec(
         description="Infra-failure retries, copied from the sweep at planning.",
         json_schema_extra={"default": {}},
     )
+
+    @model_validator(mode="after")
+    def _one_stack(self) -> BuzzTrialSpec:
+        if self.stack is not None and self.stack_image is not None:
+            raise ValueError("needs exactly one of stack, stackImage (found: stack, stackImage)")
+        if self.stack is None and self.stack_image is None:
+            raise ValueError("needs exactly one of stack, stackImage (found: none)")
+        return self
+
+    @property
+    def stack_source(self) -> StackSource:
+        return self.stack if self.stack is not None else folder_stack(str(self.stack_image))
 
 
 class PhaseTimes(StatusModel):
@@ -231,6 +255,9 @@ class BuzzTrialStatus(StatusModel):
     tenant_secret: str | None = Field(None, description="Per-try Secret holding seat keys and auth tags.")
     channel_id: str | None = Field(None, description="Buzz channel of the current try.")
     pod: str | None = Field(None, description="Pod of the current try.")
+    stack: StackDigests | None = Field(
+        None, description="Digests of the stack the current try's pod installed (read at launch)."
+    )
     task_event_id: str | None = Field(None, description="Event id of the task message posted by the user.")
     completion_message_id: str | None = Field(
         None, description="Event id of the orchestrator's DONE: message."

@@ -60,8 +60,12 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
             return PodState(False, "ContainerCrashed", detail)
         terminated = (container.get("state") or {}).get("terminated") or {}
         if terminated and terminated.get("exitCode", 0) != 0:
+            # the last line of its termination message: the stack install says there why it
+            # refused the image (trial/stack_install.py)
+            said = ([line for line in str(terminated.get("message") or "").splitlines() if line.strip()] or [""])[-1]
             return PodState(False, "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
-                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}")
+                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}"
+                            + (f": {said.strip()[:200]}" if said else ""))
     if phase in ("Succeeded", "Failed"):
         return PodState(False, "PodLost", f"the trial pod ended ({phase})")
     if phase == "Running":

@@ -89,8 +89,10 @@ def build_summary(
     accounting: TrialAccounting,
     secret_scan: SecretScan,
     files: Sequence[str],
+    stack: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``summary.json`` document (§5.4)."""
+    """The ``summary.json`` document (§5.4), plus the project's ``stack`` (api.stack.stack_record),
+    so the bundle says which binaries produced it even without result.json."""
     return {
         "bundle_version": BUNDLE_VERSION,
         "condition": manifest.condition,
@@ -126,6 +128,7 @@ def build_summary(
         },
         "secret_scan": secret_scan.to_json(),
         "files": list(files),
+        "stack": dict(stack) if stack is not None else None,
     }
 
 
@@ -151,6 +154,7 @@ def write_bundle(
     seats: Sequence[SeatLike],
     accounting: TrialAccounting,
     endpoints_redacted: Mapping[str, Mapping[str, Any]],
+    stack: Mapping[str, Any] | None,
     known_secrets: Iterable[str] = (),
     timing: TrialTiming | None = None,
 ) -> BundleReport:
@@ -158,7 +162,8 @@ def write_bundle(
 
     Prompts, logs, transcript and evidence are placed in ``bundle_dir`` by the caller *before*
     this runs, so the secret scan and the ``files`` index cover them. ``known_secrets`` is the
-    trial's own secret material (seat and user Nostr keys, auth tags, API keys).
+    trial's own secret material (seat and user Nostr keys, auth tags, API keys); ``stack`` the
+    stack the try's pod installed (api.stack.stack_record; None when no pod got that far).
     """
     summary_path = bundle_dir / SUMMARY_FILE
     try:
@@ -179,6 +184,7 @@ def write_bundle(
             accounting=accounting,
             secret_scan=scan,
             files=bundle_files(bundle_dir),
+            stack=stack,
         )
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True), encoding="utf-8")
         return BundleReport(summary_path, None, scan)

@@ -104,12 +104,15 @@ def agent_metadata(
     buzz_channel_id: str,
     run_id: str,
     trial_id: str,
+    stack: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """``agent_result.metadata`` in the seed's key order (§4.10).
 
     The runtime's keys, then the accounting keys (§5.4 ``to_metadata``), then the five the Harbor
     adapter adds. ``summarize.py`` reads ``condition``, ``manifest_sha256``,
     ``accounting_reconciled``, ``per_agent_tokens`` and ``stopped_without_done`` from here.
+    Last, the project's ``stack`` (api.stack.stack_record: image, layout, digest, binaries): the
+    seed had one stack per harness checkout; here results are keyed by it (results/summary.py).
     """
     return {
         "completion_message_id": completion_message_id,
@@ -132,6 +135,7 @@ def agent_metadata(
         "buzz_channel_id": buzz_channel_id,
         "run_id": run_id,
         "trial_id": trial_id,
+        "stack": dict(stack) if stack is not None else None,
     }
 
 

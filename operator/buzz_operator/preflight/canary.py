@@ -1,7 +1,8 @@
 """The preflight canary pod, as a plain v1 Pod dict (pure).
 
 It is a trial pod in miniature: the `stack` init container installs the agent stack at /opt/buzz
-exactly as trial pods do (so the trust store the trials seed from is there), one init container
+exactly as trial pods do (so the trust store the trials seed from is there, and the digests of
+the stack the sweep will run, which lock.json records, can be read), one init container
 per further task image and one for the operator image prove every image the sweep needs starts
 on this cluster, and the `task` container (the first task image) stays alive for the seed's
 trust-store and verifier-deps commands. It is owned by the sweep, so a crash mid-preflight
@@ -16,14 +17,15 @@ from typing import Any
 from buzz_operator.api import labels
 from buzz_operator.api.naming import label_value
 from buzz_operator.api.ownership import owner_reference
+from buzz_operator.api.stack import StackSource
 from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.trial.podspec import (
     KEEPALIVE,
     RESTRICTED_SECURITY_CONTEXT,
-    STACK_INSTALL,
     STACK_RESOURCES,
     STACK_VOLUME,
     TASK_CAPABILITIES,
+    stack_container,
 )
 
 COMPONENT = "preflight"
@@ -47,7 +49,7 @@ def canary_pod(
     sweep: str,
     sweep_uid: str,
     namespace: str,
-    stack_image: str,
+    stack: StackSource,
     operator_image: str,
     task_images: Sequence[str],
     pull_policy: str,
@@ -59,8 +61,7 @@ def canary_pod(
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
     small = {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)}
     init = [
-        {"name": "stack", "image": stack_image, "imagePullPolicy": pull_policy, "command": ["sh", "-c", STACK_INSTALL],
-         "resources": small, "securityContext": dict(RESTRICTED_SECURITY_CONTEXT), "volumeMounts": [stack_mount]},
+        stack_container(stack, pull_policy),
         {"name": "operator", "image": operator_image, "imagePullPolicy": pull_policy,
          "command": ["sh", "-c", OPERATOR_PROBE], "resources": small,
          "securityContext": dict(RESTRICTED_SECURITY_CONTEXT)},

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import PreflightCheck, PreflightStatus
+from buzz_operator.trial.stack_install import REQUIRED, STACK_MANIFEST, ManifestError, parse_manifest
 
 DETAIL_MAX = 300
 # Seconds between two runs of a failed preflight: its canary pod must not churn every tick.
@@ -25,10 +27,11 @@ POSTGRES = "postgres"
 STORAGE = "storage"
 ENDPOINT_SECRETS = "endpoint-secrets"
 IMAGES = "images"
+STACK = "stack"
 TRUST_STORE = "trust-store"
 VERIFIER_DEPS = "verifier-deps"
 TLS_INTERCEPTION = "tls-interception"
-ORDER = (RELAY, RELAY_OWNER_KEY, POSTGRES, STORAGE, ENDPOINT_SECRETS, IMAGES, TRUST_STORE, VERIFIER_DEPS,
+ORDER = (RELAY, RELAY_OWNER_KEY, POSTGRES, STORAGE, ENDPOINT_SECRETS, IMAGES, STACK, TRUST_STORE, VERIFIER_DEPS,
          TLS_INTERCEPTION)
 
 # §6.1 check_tls_not_intercepted: issuers of TLS-intercepting proxies (lowercased substrings).
@@ -48,6 +51,7 @@ class CheckResult:
     name: str
     verdict: Verdict
     detail: str = ""
+    stack: StackDigests | None = None  # the stack check's reading, kept in status.preflight.stack
 
     def __post_init__(self) -> None:
         if self.name not in ORDER:
@@ -78,6 +82,22 @@ def trust_store_verdict(last_line: str) -> CheckResult:
     if word == "failed":
         return failed(TRUST_STORE, "the task container's trust store could not be seeded from /opt/buzz")
     return skipped(TRUST_STORE, f"unexpected answer {word[:60]!r}")
+
+
+def stack_verdict(manifest: str | None, field: str) -> CheckResult:
+    """The canary's /opt/buzz/stack-digests.txt (None: it could not be read), which the stack's
+    init container writes after a successful install, so its absence means every trial's launch
+    would fail reading it too. ``field`` is the spec field the stack comes from."""
+    if manifest is None:
+        return failed(STACK, f"{field}: the installed stack left no {STACK_MANIFEST}")
+    try:
+        digests = parse_manifest(manifest)
+    except ManifestError as error:
+        return failed(STACK, f"{field}: {error}")
+    if REQUIRED not in digests.binaries:  # the install refuses this already; a stale image may not
+        return failed(STACK, f"{field}: the stack has no bin/{REQUIRED} (found: {', '.join(sorted(digests.binaries))})")
+    return CheckResult(STACK, Verdict.PASSED, f"{len(digests.binaries)} file(s) under bin/, digest "
+                                              f"{digests.digest[:12]}", stack=digests)
 
 
 def verifier_deps_verdict(last_line: str, *, outside_reachable: bool | None) -> CheckResult:
@@ -145,11 +165,17 @@ def to_status(results: Sequence[CheckResult], now: datetime) -> PreflightStatus:
         passed=first_failure(results) is None, checked_at=now,
         checks=[PreflightCheck(name=r.name, verdict=r.verdict.value, detail=r.detail[:DETAIL_MAX] or r.verdict.value)
                 for r in results],
+        stack=next((r.stack for r in results if r.stack is not None), None),
     )
 
 
 def from_status(status: PreflightStatus) -> list[CheckResult]:
     return [CheckResult(c.name, Verdict(c.verdict), c.detail) for c in status.checks if c.name in ORDER]
+
+
+def blocking(status: PreflightStatus) -> CheckResult | None:
+    """The failed check that holds the sweep back, None once preflight passed."""
+    return None if status.passed else first_failure(from_status(status))
 
 
 def due(status: PreflightStatus | None, now: datetime) -> bool:

@@ -3,7 +3,8 @@ and cluster, once before a sweep's first trial, and records the verdicts in stat
 
 The canary runs the trust-store and verifier-deps commands the trials run (the very strings of
 trial/runtime_shell.py, through the same exec adapter), so a broken image or trust store stops
-the sweep before it spends anything, exactly where a trial would have broken.
+the sweep before it spends anything, exactly where a trial would have broken. It also reads the
+digests of the stack it installed, which the sweep records in lock.json.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
+from buzz_operator.api.stack import StackSource
+from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus, PreflightStatus
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.dataset.task import Task
 from buzz_operator.kube import exec as kexec
@@ -38,6 +40,7 @@ from buzz_operator.storage import StorageError
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.trial.runtime_shell import INSTALL_VERIFIER_DEPS, SEED_TRUST_STORE, VERIFIER_DEPS_TIMEOUT_S
+from buzz_operator.trial.stack_install import READ_MANIFEST
 
 log = logging.getLogger(__name__)
 SWEEPS = "buzzsweeps"
@@ -51,15 +54,20 @@ TLS_PROBE = (f"command -v curl >/dev/null 2>&1 || {{ echo no-curl; exit 0; }}; "
 
 
 # The field a canary container's image comes from, so a failure names what to fix.
-IMAGE_FIELDS = {"stack": "spec.stackImage", "operator": "spec.operatorImage"}
+OPERATOR_FIELD = "spec.operatorImage"
 TASK_IMAGE_FIELD = "spec.taskImageRegistry"
 REFUSED = (400, 403, 422)  # the apiserver or an admission plugin refuses the pod spec itself
 
 
-def image_field(detail: str) -> str:
-    """`stack: ErrImageNeverPull: …` (kube.pods detail) -> spec.stackImage."""
+def stack_field(spec: BuzzSweepSpec) -> str:
+    """Where the sweep's stack comes from: its deprecated alias when that is what it set."""
+    return "spec.stackImage" if spec.stack_image is not None else "spec.stack"
+
+
+def image_field(detail: str, stack: str = "spec.stack") -> str:
+    """`stack: ErrImageNeverPull: …` (kube.pods detail) -> spec.stack (``stack``)."""
     container = detail.split(":", 1)[0].strip()
-    return IMAGE_FIELDS.get(container, TASK_IMAGE_FIELD)
+    return {"stack": stack, "operator": OPERATOR_FIELD}.get(container, TASK_IMAGE_FIELD)
 
 
 def _short(error: BaseException) -> str:
@@ -173,16 +181,16 @@ async def _sh(kube: Kube, namespace: str, pod: str, script: str, timeout_s: floa
 
 async def check_canary(
     kube: Kube, namespace: str, sweep: str, sweep_uid: str, spec: BuzzSweepSpec, task_images: Sequence[str],
-    stack_image: str, operator_image: str,
+    stack: StackSource, operator_image: str,
 ) -> list[CheckResult]:
     body = canary.canary_pod(
-        sweep=sweep, sweep_uid=sweep_uid, namespace=namespace, stack_image=stack_image,
+        sweep=sweep, sweep_uid=sweep_uid, namespace=namespace, stack=stack,
         operator_image=operator_image, task_images=task_images, pull_policy=spec.image_pull_policy.value,
         runtime_class_name=spec.runtime_class_name,
     )
     name = body["metadata"]["name"]
     started, distinct = canary.covered(task_images)
-    unseen = [checks.TRUST_STORE, checks.VERIFIER_DEPS, checks.TLS_INTERCEPTION]
+    unseen = [checks.STACK, checks.TRUST_STORE, checks.VERIFIER_DEPS, checks.TLS_INTERCEPTION]
     try:
         await objects.delete_pod(kube, namespace, name, grace_seconds=0)  # a leftover of a crashed run
         await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
@@ -200,10 +208,11 @@ async def check_canary(
             why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
             return [skipped(checks.IMAGES, why), *(skipped(c, why) for c in unseen)]
         if not state.ready:
-            why = f"{image_field(state.message)}: {state.reason}: {state.message}"[:200]
+            why = f"{image_field(state.message, stack_field(spec))}: {state.reason}: {state.message}"[:200]
             return [failed(checks.IMAGES, why), *(skipped(c, "canary did not start") for c in unseen)]
         images = passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task image(s) start")
-        found = []
+        listed = await _sh(kube, namespace, name, READ_MANIFEST, EXEC_S)
+        found = [checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec))]
         seeded = await _sh(kube, namespace, name, SEED_TRUST_STORE, EXEC_S)
         found.append(checks.trust_store_verdict(seeded.last_line()))
         probe = await _sh(kube, namespace, name, TLS_PROBE, EXEC_S)
@@ -228,8 +237,9 @@ async def check_canary(
 
 async def run_checks(
     kube: Kube, body: Mapping[str, Any], spec: BuzzSweepSpec, manifest: ExperimentManifest, tasks: Sequence[Task],
-    *, store: ObjectStore, dataset: str, stack_image: str, operator_image: str,
+    *, store: ObjectStore, dataset: str, stack: StackSource, operator_image: str,
 ) -> list[CheckResult]:
+    """Every check in ORDER; ``stack`` and ``operator_image`` are the operator's defaults."""
     meta = body["metadata"]
     namespace, sweep, uid = meta["namespace"], meta["name"], meta["uid"]
     relay, target = await check_relay(kube, namespace, spec)
@@ -239,25 +249,24 @@ async def run_checks(
         return results + [skipped(name, "an earlier check failed") for name in checks.ORDER[len(results):]]
     images = [t.image_ref(spec.task_image_registry, dataset) for t in tasks]
     results += await check_canary(kube, namespace, sweep, uid, spec, images,
-                                  spec.stack_image or stack_image, spec.operator_image or operator_image)
+                                  spec.stack_source(stack), spec.operator_image or operator_image)
     return results
 
 
 async def gate(
     kube: Kube, body: Mapping[str, Any], spec: BuzzSweepSpec, manifest: ExperimentManifest, tasks: Sequence[Task],
-    previous: BuzzSweepStatus, now: datetime, *, store: ObjectStore, dataset: str, stack_image: str,
+    previous: BuzzSweepStatus, now: datetime, *, store: ObjectStore, dataset: str, stack: StackSource,
     operator_image: str,
-) -> CheckResult | None:
-    """The failed check that holds the sweep back, or None once preflight has passed.
-
-    Runs the checks when due (never run, or failed RETRY_AFTER_S ago) and writes
-    status.preflight at once, so a restart does not run them again.
+) -> PreflightStatus:
+    """status.preflight: the recorded one, or the checks run now when due (never run, or failed
+    RETRY_AFTER_S ago) and written at once, so a restart does not run them again.
+    checks.blocking() says whether it holds the sweep back.
     """
     recorded = previous.preflight
-    if not checks.due(recorded, now):
-        return None if recorded is None or recorded.passed else checks.first_failure(checks.from_status(recorded))
+    if recorded is not None and not checks.due(recorded, now):
+        return recorded
     results = await run_checks(kube, body, spec, manifest, tasks, store=store, dataset=dataset,
-                               stack_image=stack_image, operator_image=operator_image)
+                               stack=stack, operator_image=operator_image)
     status = checks.to_status(results, now)
     meta = body["metadata"]
     await kube.custom.patch_namespaced_custom_object_status(
@@ -265,5 +274,5 @@ async def gate(
         _content_type=MERGE)
     verdicts = ", ".join(f"{r.name}={r.verdict.value}" for r in results)
     log.info("sweep %s/%s: preflight %s", meta["namespace"], meta["name"], verdicts)
-    return checks.first_failure(results)
+    return status
 

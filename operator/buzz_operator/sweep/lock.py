@@ -1,6 +1,7 @@
 """The sweep's lock.json: the content digests a sweep's results depend on — every task, every
-pinned prompt, persona and skill, every image reference — written once, before the first trial,
-next to the bundles.
+pinned prompt, persona and skill, every image reference, and the digest of every binary of the
+agent stack as the preflight canary installed it — written once, before the first trial, next to
+the bundles.
 
 A sweep that finds a lock.json in its storage resumes into it only when nothing changed;
 otherwise results of two different experiments would be mixed under one name (the Hawk and
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from buzz_operator.api.stack import StackDigests, StackSource, stack_record
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import Task
 from buzz_operator.ledger.harbor_config import sweep_job_config
@@ -38,9 +40,12 @@ def sweep_lock(
     dataset: str,
     tasks: Sequence[Task],
     task_images: Mapping[str, str],
-    stack_image: str,
+    stack: StackSource,
+    stack_digests: StackDigests | None,
     operator_image: str,
 ) -> dict[str, Any]:
+    """``stack_digests`` is what the preflight canary read (None when it could not start: the
+    lock then records the image and layout only, and each trial's result.json its own digests)."""
     return {
         "version": LOCK_VERSION,
         "condition": manifest.condition,
@@ -49,11 +54,27 @@ def sweep_lock(
         "tasks": {task.name: task.digest for task in sorted(tasks, key=lambda t: t.name)},
         "prompts": pinned_artifacts(manifest),
         "images": {
-            "stack": stack_image,
+            "stack": stack.image,
             "operator": operator_image,
             "tasks": {name: task_images[name] for name in sorted(task_images)},
         },
+        "stack": stack_record(stack, stack_digests),
     }
+
+
+def _stack_drift(old: Any, new: Any) -> list[str]:
+    """A lock written before stacks were recorded, or by a sweep whose canary read no digests,
+    cannot say what ran: only what both sides know is compared (each trial's result.json
+    still keys its row by its own stack digest, so nothing is pooled unseen)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return []
+    changes = []
+    if old.get("layout") != new.get("layout"):
+        changes.append(f"stack layout changed ({old.get('layout')} → {new.get('layout')})")
+    if old.get("digest") and new.get("digest") and old["digest"] != new["digest"]:
+        changes += _changed_keys("stack binary", old.get("binaries") or {}, new.get("binaries") or {}) or [
+            f"stack digest changed ({_short(old['digest'])} → {_short(new['digest'])})"]
+    return changes
 
 
 def _changed_keys(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -95,6 +116,7 @@ def lock_drift(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> str |
         if old_images.get(role) != new_images.get(role):
             changes.append(f"{role} image changed ({old_images.get(role)} → {new_images.get(role)})")
     changes += _changed_keys("task image", old_images.get("tasks") or {}, new_images.get("tasks") or {})
+    changes += _stack_drift(recorded.get("stack"), current.get("stack"))
     if not changes:
         return None
     more = f" (and {len(changes) - 3} more)" if len(changes) > 3 else ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.labels import REGRADE
+from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
@@ -39,20 +40,23 @@ from buzz_operator.trial.state import merge_patch
 log = logging.getLogger(__name__)
 TRIALS = "buzztrials"
 CONFLICT, NOT_FOUND = 409, 404
+# The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.
+DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
 
 
 @dataclass(frozen=True)
 class OperatorSettings:
     """Operator-wide knobs (chart values / environment)."""
 
-    stack_image: str = "docker.io/buzz/stack:dev"
+    stack: StackSource = field(default_factory=lambda: DEFAULT_STACK)
     operator_image: str = "docker.io/buzz/operator:dev"
     operator_cap: int | None = None
     endpoint_caps: Mapping[str, int] | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
-        """BUZZ_STACK_IMAGE, BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
+        """BUZZ_STACK_IMAGE, BUZZ_STACK_LAYOUT (sprig | folder, default folder), BUZZ_STACK_BINARY_PATH
+        (sprig), BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
         BUZZ_ENDPOINT_CAPS ("<endpoint>=<n>,..."); a malformed value stops the operator at
         start-up with the variable named, rather than running without the cap it was given."""
         def positive(name: str, text: str) -> int:
@@ -68,11 +72,24 @@ class OperatorSettings:
             caps[endpoint.strip()] = positive("BUZZ_ENDPOINT_CAPS", number)
         cap = environ.get("BUZZ_MAX_ACTIVE_TRIALS", "").strip()
         return cls(
-            stack_image=environ.get("BUZZ_STACK_IMAGE") or cls.stack_image,
+            stack=default_stack(environ),
             operator_image=environ.get("BUZZ_OPERATOR_IMAGE") or cls.operator_image,
             operator_cap=positive("BUZZ_MAX_ACTIVE_TRIALS", cap) if cap else None,
             endpoint_caps=caps or None,
         )
+
+
+def default_stack(environ: Mapping[str, str]) -> StackSource:
+    """The operator's default stack (the chart's `stack` value) from its environment."""
+    layout = environ.get("BUZZ_STACK_LAYOUT", "").strip() or StackLayout.FOLDER.value
+    if layout not in {member.value for member in StackLayout}:
+        raise ValueError(f"BUZZ_STACK_LAYOUT: {layout!r} is not one of sprig, folder")
+    try:
+        return StackSource(image=environ.get("BUZZ_STACK_IMAGE", "").strip() or DEFAULT_STACK.image,
+                           layout=StackLayout(layout),
+                           binary_path=environ.get("BUZZ_STACK_BINARY_PATH", "").strip() or None)
+    except ValidationError as error:
+        raise ValueError(f"BUZZ_STACK_BINARY_PATH: {error.errors()[0].get('msg', 'invalid')}") from None
 
 
 def validation_message(error: ValidationError) -> str:
@@ -117,10 +134,21 @@ async def reconcile(
     if expiry == 0:
         await _delete(kube, namespace, name)
         return {}
+    # Preflight first: its canary installs the stack the trials will, and the lock records the
+    # digests it read. It runs before the sweep's first trial only; later the recorded one stands.
+    preflight = previous.preflight
+    if not mine:
+        preflight = await preflight_gate(
+            kube, body, spec, manifest, tasks, previous, now, store=store, dataset=dataset,
+            stack=settings.stack, operator_image=settings.operator_image)
+        if blocked := preflight_checks.blocking(preflight):
+            return _invalid(previous, preflight_checks.failure_message(blocked), mine, now, generation,
+                            reason=preflight_checks.failure_reason(blocked))
+    stack = spec.stack_source(settings.stack)
     lock = sweep_lock(
         manifest=manifest, dataset=dataset, tasks=tasks,
         task_images={t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks},
-        stack_image=spec.stack_image or settings.stack_image,
+        stack=stack, stack_digests=preflight.stack if preflight is not None else None,
         operator_image=spec.operator_image or settings.operator_image,
     )
     digest = runtime_store.lock_digest(lock)
@@ -136,11 +164,6 @@ async def reconcile(
         if drift:
             return _invalid(previous, f"spec.storage.url: {store.url}/{name}/lock.json belongs to a different "
                                       f"experiment: {drift}", mine, now, generation)
-    if not mine and (blocked := await preflight_gate(
-            kube, body, spec, manifest, tasks, previous, now, store=store, dataset=dataset,
-            stack_image=settings.stack_image, operator_image=settings.operator_image)):
-        return _invalid(previous, preflight_checks.failure_message(blocked), mine, now, generation,
-                        reason=preflight_checks.failure_reason(blocked))
     if spec.rerun is not None and generation:
         for trial in select_reruns(mine, spec.rerun.reasons, generation):
             await _rerun(kube, store, namespace, name, trial.name, generation)
@@ -160,7 +183,7 @@ async def reconcile(
     for planned_trial in decision.admit:
         trial_spec = build_trial_spec(
             planned_trial, task=by_name[planned_trial.task], manifest=manifest, condition_hash=manifest.sha256,
-            sweep=spec, dataset=dataset, default_stack_image=settings.stack_image,
+            sweep=spec, dataset=dataset, default_stack=settings.stack,
             default_operator_image=settings.operator_image,
         )
         await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid,

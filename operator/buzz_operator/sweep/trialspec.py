@@ -12,6 +12,7 @@ from typing import Any
 from buzz_operator.api.common import API_VERSION
 from buzz_operator.api.labels import CREATED_AT_GENERATION
 from buzz_operator.api.ownership import owner_reference
+from buzz_operator.api.stack import StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.manifest import ExperimentManifest
@@ -46,7 +47,7 @@ def build_trial_spec(
     condition_hash: str,
     sweep: BuzzSweepSpec,
     dataset: str,
-    default_stack_image: str,
+    default_stack: StackSource,
     default_operator_image: str,
 ) -> BuzzTrialSpec:
     if task.name != planned.task:
@@ -59,7 +60,7 @@ def build_trial_spec(
         attempt=planned.attempt,
         condition_hash=condition_hash,
         image=task.image_ref(sweep.task_image_registry, dataset),
-        stack_image=sweep.stack_image or default_stack_image,
+        stack=sweep.stack_source(default_stack),
         operator_image=sweep.operator_image or default_operator_image,
         image_pull_policy=sweep.image_pull_policy,
         runtime_class_name=sweep.runtime_class_name,

@@ -9,7 +9,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from buzz_operator.api.conditions import set_condition
+from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import (
     BuzzTrialStatus,
     CostRange,
@@ -45,6 +48,17 @@ def _failure(exception: Mapping[str, Any] | None) -> tuple[Outcome, FailureClass
     return failure_outcome(reason, timed_out=False), failure_class, reason, message
 
 
+def _stack(metadata: Mapping[str, Any]) -> StackDigests | None:
+    """The digests the committed trial ran with; None when its build did not record them."""
+    stack = metadata.get("stack")
+    if not isinstance(stack, Mapping) or not stack.get("digest"):
+        return None
+    try:
+        return StackDigests(digest=stack["digest"], binaries=stack.get("binaries") or {})
+    except ValidationError:
+        return None
+
+
 def adopted_status(
     status: BuzzTrialStatus, result: Mapping[str, Any], bundle_url: str, now: datetime
 ) -> BuzzTrialStatus:
@@ -73,6 +87,7 @@ def adopted_status(
         "tokens": Tokens(input=int(_number(agent.get("n_input_tokens")) or 0),
                          output=int(_number(agent.get("n_output_tokens")) or 0)),
         "bundle_url": bundle_url,
+        "stack": _stack(metadata),
         "conditions": conditions,
         "phase_times": PhaseTimes(pending=status.phase_times.pending, finished=now),
     })

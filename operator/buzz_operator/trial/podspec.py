@@ -1,8 +1,9 @@
 """The trial pod as a plain v1 Pod dict (no client library types: pure and easy to diff).
 
 One pod per try (ARCHITECTURE.md "The trial pod"):
-- init container `stack` copies the agent stack from the stack image into an emptyDir at
-  /opt/buzz, the path every seed artifact refers to;
+- init container `stack` installs the agent stack from the stack image into an emptyDir at
+  /opt/buzz, the path every seed artifact refers to, per the image's layout (sprig or folder,
+  trial/stack_install.py), and leaves the digests of what it installed there;
 - container `task` runs the task image kept alive by a shell loop, so every corridor step
   runs by exec exactly as the seed drove its Docker container;
 - native sidecar `forwarder` (an init container with `restartPolicy: Always`, Kubernetes ≥ 1.29)
@@ -26,30 +27,21 @@ from urllib.parse import urlsplit
 
 from buzz_operator.api import labels
 from buzz_operator.api.ownership import owner_reference
+from buzz_operator.api.stack import StackSource
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
-from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS, REMOTE_ROOT
+from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.trial.names import pod_name
+from buzz_operator.trial.stack_install import install_command
 
 STACK_VOLUME = "buzz-stack"
 LOGS_VOLUME = "logs"
 LOGS_MOUNT = "/logs"
-STACK_SOURCE = "/stack"  # where the stack image keeps the files it ships
 FORWARDER_COMMAND = "relay-forwarder"
 NONROOT_UID = 65532
 
 # Keeps the container alive for exec and exits at once on SIGTERM (sleep in the background
 # so the trap runs immediately instead of after the current sleep ends).
 KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'
-
-# The stack is copied as the unprivileged init user; logs/ and prompts/ are then made
-# world-writable because the task image may run as any user and must write there.
-# `cp -R`, not `cp -a`: the emptyDir mount point is root's and the init container runs as 65532,
-# so preserving the source directory's attributes onto /opt/buzz fails with EPERM; each file's
-# mode survives a plain copy (the stack image makes bin/ 0755).
-STACK_INSTALL = (
-    f"cp -R {STACK_SOURCE}/. {REMOTE_ROOT}/ && mkdir -p {REMOTE_LOGS} {REMOTE_PROMPTS} "
-    f"&& chmod 0777 {REMOTE_LOGS} {REMOTE_PROMPTS}"
-)
 
 # Task images are built for Docker, which runs them as root with a default capability set;
 # many need root to apt-get install, chown or bind low ports. They keep the subset of Docker's
@@ -121,6 +113,23 @@ def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> 
     }
 
 
+def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:
+    """The init container that installs the stack into the /opt/buzz emptyDir, as the
+    unprivileged init user (the trial pod's and the preflight canary's)."""
+    return {
+        "name": "stack",
+        "image": source.image,
+        "imagePullPolicy": pull_policy,
+        "command": ["sh", "-c", install_command(source)],
+        "resources": {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)},
+        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+        # an install that refuses the image says why on stderr; the kubelet keeps that as the
+        # container's termination message, which the failure reason quotes (kube/pods.py)
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "volumeMounts": [{"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}],
+    }
+
+
 def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> dict[str, Any]:
     """The task image kept alive for exec, with /logs and the given mounts."""
     return {
@@ -164,15 +173,7 @@ def build_trial_pod(
         "terminationGracePeriodSeconds": 10,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "initContainers": [
-            {
-                "name": "stack",
-                "image": spec.stack_image,
-                "imagePullPolicy": pull,
-                "command": ["sh", "-c", STACK_INSTALL],
-                "resources": {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)},
-                "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
-                "volumeMounts": [stack_mount],
-            },
+            stack_container(spec.stack_source, pull),
             {
                 "name": "forwarder",
                 "image": spec.operator_image,

@@ -17,6 +17,7 @@ from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from buzz_operator.api.stack import StackDigests, stack_record
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome
 from buzz_operator.condition import redact_endpoints
 from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS
@@ -56,7 +57,7 @@ from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
 from buzz_operator.trial.runtime_io import download, recorded
 from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of, tenant_request
+from buzz_operator.trial.runtime_launch import installed_stack, read_tenant_secrets, tenant_of, tenant_request
 from buzz_operator.trial.runtime_shell import STATE_DIR
 from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
 from buzz_operator.trial.state import Bundled
@@ -134,8 +135,20 @@ def _stamp(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
 
 
+async def _stack(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> dict[str, Any]:
+    """The try's stack record: the digests read at launch, else (a launch that failed after the
+    install) read from the pod now, else none — its pod never installed a stack."""
+    digests: StackDigests | None = status.stack
+    if digests is None:
+        try:
+            digests = await installed_stack(ctx, pod)
+        except (StepFailure, TimeoutError):
+            digests = None
+    return stack_record(ctx.spec.stack_source, digests)
+
+
 def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: dict[str, Any],
-            config: dict[str, Any], now: datetime) -> dict[str, Any]:
+            config: dict[str, Any], now: datetime, stack: dict[str, Any]) -> dict[str, Any]:
     times = status.phase_times
     metadata = agent_metadata(
         accounting=accounting, completion_message_id=status.completion_message_id or "",
@@ -150,6 +163,7 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         agent_platform_prompt={s.seat_id: s.include_platform_prompt for s in ctx.seats},
         manifest_sha256=ctx.manifest.sha256, condition=ctx.manifest.condition,
         buzz_channel_id=status.channel_id or "", run_id=ctx.run_id, trial_id=status.trial_id or "",
+        stack=stack,
     )
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.name, trial_name=ctx.name,
@@ -195,6 +209,7 @@ async def _assemble(
     agent_dir.mkdir(parents=True)
     verifier_dir.mkdir(parents=True)
     facts = await _gather(ctx, pod, agent_dir, verifier_dir)
+    stack = await _stack(ctx, status, pod)
     accounting = collect_accounting(agent_dir, ctx.seats, ctx.manifest.prices)
     started = _stamp(status.phase_times.provisioning) or now.timestamp()
     timing = trial_timing(
@@ -206,11 +221,11 @@ async def _assemble(
     report = write_bundle(
         agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
-        known_secrets=await _known_secrets(ctx, status), timing=timing,
+        stack=stack, known_secrets=await _known_secrets(ctx, status), timing=timing,
     )
     config = _config(ctx, await _job_config(ctx))
     (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    result = _result(ctx, status, accounting, facts, config, now)
+    result = _result(ctx, status, accounting, facts, config, now, stack)
     scan = report.secret_scan if report.ok else None
     if (quarantine := _quarantine(ctx, scan)) is not None:
         result["trial_uri"] = _url(ctx, join_key(quarantine, trial_prefix(ctx.spec.sweep_name, ctx.name)))

@@ -15,6 +15,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.api import labels as label_keys
 from buzz_operator.api.ownership import owner_reference
+from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
@@ -34,6 +35,7 @@ from buzz_operator.trial.runtime_context import TrialContext, secret_data, secre
 from buzz_operator.trial.runtime_io import record, sh, upload_files
 from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_subscribed, launch_seat
+from buzz_operator.trial.stack_install import READ_MANIFEST, ManifestError, parse_manifest
 from buzz_operator.trial.state import Launched, Provisioned
 
 READY_TIMEOUT_S = 60.0  # §0 readiness_timeout_seconds
@@ -175,9 +177,22 @@ async def wait_ready(ctx: TrialContext, pod: str, channel_id: str) -> None:
                                             f"timeout: {waiting}") from exc
 
 
+async def installed_stack(ctx: TrialContext, pod: str) -> StackDigests:
+    """The digests the pod's stack init container wrote: what this try's agents will run,
+    whatever the image's tag points to by now (trial/stack_install.py)."""
+    listed = await sh(ctx, pod, READ_MANIFEST)
+    if not listed.ok:
+        raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {listed.exit_code}")
+    try:
+        return parse_manifest(listed.text())
+    except ManifestError as exc:
+        raise StepFailure("StackInstallFailed", str(exc)[:300]) from exc
+
+
 async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
     retry = status.retries
     pod = await _start_pod(ctx, retry)
+    stack = await installed_stack(ctx, pod)
     handle, _ = await tenant_of(ctx, retry)
     secrets = await read_tenant_secrets(ctx, status)
     prepared = await sh(ctx, pod, PREPARE)
@@ -188,4 +203,4 @@ async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
     await _upload_prompts(ctx, pod, handle)
     await _launch_seats(ctx, pod, handle, secrets)
     await wait_ready(ctx, pod, handle.channel_id)
-    return Launched(pod=pod)
+    return Launched(pod=pod, stack=stack)

@@ -29,6 +29,7 @@ from typing import Any
 
 from buzz_operator.api.common import ConditionStatus, CostRange
 from buzz_operator.api.conditions import set_condition
+from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import (
     AttemptRecord,
@@ -82,9 +83,10 @@ class Provisioned:
 
 @dataclass(frozen=True)
 class Launched:
-    """Pod running, stack installed, forwarder up, every agent subscribed."""
+    """Pod running, stack installed (with the digests it left), forwarder up, every agent subscribed."""
 
     pod: str
+    stack: StackDigests | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,7 @@ def advance(
                 "channel_id": fact.channel_id,
             }
         case Launched():
-            changes |= {"pod": fact.pod}
+            changes |= {"pod": fact.pod, "stack": fact.stack}
         case Ran():
             changes |= {
                 "task_event_id": fact.task_event_id,
@@ -431,6 +433,7 @@ def _new_try(
             "tenant_secret": None,
             "channel_id": None,
             "pod": None,
+            "stack": None,
             "task_event_id": None,
             "completion_message_id": None,
             "outcome": None,

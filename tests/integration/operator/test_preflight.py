@@ -16,6 +16,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import canary, checks, runner
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
+from buzz_operator.sweep.runtime import DEFAULT_STACK
 from buzz_operator.sweep.runtime_dataset import load_tasks
 
 
@@ -25,7 +26,7 @@ async def _run(kube: Kube, namespace: str, body: dict[str, Any], store_url: str)
     dataset, tasks = await load_tasks(kube, namespace, spec, None)  # type: ignore[arg-type]  # builtin: no store
     manifest = ExperimentManifest.load(spec.condition.inline or {})
     results = await runner.run_checks(kube, created, spec, manifest, tasks, store=open_store(store_url),
-                                      dataset=dataset, stack_image="docker.io/buzz/stack:dev",
+                                      dataset=dataset, stack=DEFAULT_STACK,
                                       operator_image="docker.io/buzz/operator:dev")
     assert [r.name for r in results] == list(checks.ORDER)
     pod = await objects.read_pod(kube, namespace, canary.canary_name(body["metadata"]["name"]))  # type: ignore[index]
@@ -42,6 +43,9 @@ async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, 
     seen = {n: v for n, v in verdicts.items() if n != checks.TLS_INTERCEPTION}
     assert set(seen.values()) == {"passed"}, found
     assert found[checks.TLS_INTERCEPTION].verdict is checks.Verdict.SKIPPED, found
+    # the canary read the digests of the stack it installed: what lock.json records
+    stack = found[checks.STACK].stack
+    assert stack is not None and {"buzz-acp", "buzz-agent", "buzz-dev-mcp", "buzz"} <= set(stack.binaries), found
     assert not list(await asyncio.to_thread(lambda: list(tmp_path.rglob("probe-*")))), "the probe is deleted"
 
 

@@ -66,6 +66,10 @@ async def test_resume_adopts_rerun_reruns_once_and_a_changed_experiment_is_refus
         assert await _tries(cluster_relay.target.pg_dsn) == 1
         lock = json.loads((store / "r1" / "lock.json").read_text())
         assert lock["tasks"] and (store / "r1" / "config.json").is_file()
+        # the stack as the preflight canary installed it, and the trial's pod installed the same one
+        assert lock["stack"]["layout"] == "folder" and "buzz-acp" in lock["stack"]["binaries"], lock["stack"]
+        ran = json.loads((store / "r1" / name / "result.json").read_text())["agent_result"]["metadata"]["stack"]
+        assert ran["digest"] == lock["stack"]["digest"] == first["status"]["stack"]["digest"]
 
         # 1. the sweep deleted and created again: it resumes into its storage; the trial is adopted
         kubectl("-n", namespace, "delete", "buzzsweep", "r1", "--timeout=120s")
@@ -77,6 +81,7 @@ async def test_resume_adopts_rerun_reruns_once_and_a_changed_experiment_is_refus
         released = condition(adopted, "Released")
         assert released is not None and released["reason"] == "Adopted", adopted["status"]
         assert adopted["status"]["reward"] == 1.0 and "pod" not in adopted["status"]
+        assert adopted["status"]["stack"]["digest"] == lock["stack"]["digest"]  # read from its result.json
         assert await _tries(cluster_relay.target.pg_dsn) == 1  # nothing ran again
         assert json.loads((store / "r1" / "lock.json").read_text()) == lock
 

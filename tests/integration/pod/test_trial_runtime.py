@@ -62,6 +62,12 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
     assert result["verifier_result"]["rewards"]["reward"] == 1.0 and result["exception_info"] is None
     summary = json.loads((bundle / "agent" / "buzz" / "summary.json").read_text())
     assert summary["secret_scan"]["clean"], summary["secret_scan"]
+    # the stand-in stack as its pod installed it, read back at launch (docs/stack.md)
+    stack = result["agent_result"]["metadata"]["stack"]
+    assert stack["layout"] == "folder" and stack["image"] == "docker.io/buzz/stack:dev"
+    assert set(stack["binaries"]) == {"buzz-acp", "buzz-agent", "buzz-dev-mcp", "buzz", "relay-forwarder"}
+    assert final.stack is not None and stack["digest"] == final.stack.digest == stored["status"]["stack"]["digest"]
+    assert summary["stack"] == stack
     assert summary["accounting"]["reconciled"], summary["accounting"]
     for name in ("solo-1.stdout.log", "solo-1.system-prompt.md", "buzz-evidence.json", "transcript.json",
                  "receipts.jsonl", "timing.json", "relay-forwarder.log"):

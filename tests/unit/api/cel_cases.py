@@ -40,7 +40,7 @@ def trial() -> Body:
         "spec": {
             "sweepName": "cel", "task": "hello-file", "taskDigest": "a" * 64, "attempt": 1,
             "conditionHash": "b" * 64, "image": "docker.io/buzz-tasks/hello-file:1",
-            "stackImage": "buzz-stack:dev", "operatorImage": "buzz-operator:dev",
+            "stack": {"image": "buzz-stack:dev", "layout": "folder"}, "operatorImage": "buzz-operator:dev",
             "resources": {"cpus": 1, "memoryMB": 1024},
             "deadlines": {"scheduleSeconds": 600, "setupSeconds": 120, "agentSeconds": 600, "agentSource": "task",
                           "collectSeconds": 300, "verifierSeconds": 600, "uploadSeconds": 300},
@@ -100,6 +100,24 @@ QUARANTINE = "BuzzSweep:spec.storage.quarantinePrefix[0]"
 SWEEP_RETRY = "BuzzSweep:spec.retry[0]"
 TRIAL_RETRY = "BuzzTrial:spec.retry[0]"
 TRIAL_SPEC = "BuzzTrial:spec[0]"
+SWEEP_STACK = "BuzzSweep:spec[0]"
+SWEEP_STACK_LAYOUT = "BuzzSweep:spec.stack[0]"
+TRIAL_STACK = "BuzzTrial:spec[1]"
+TRIAL_STACK_LAYOUT = "BuzzTrial:spec.stack[0]"
+FOLDER = {"image": "buzz-stack:dev", "layout": "folder"}
+SPRIG = {"image": "buzz-sprig:dev", "layout": "sprig", "binaryPath": "/usr/local/bin/sprig"}
+
+
+def _stack(**values: Any) -> Callable[[Body], None]:
+    """spec.stack / spec.stackImage set to the values given, None removing one."""
+    def change(body: Body) -> None:
+        for key, value in values.items():
+            if value is None:
+                body["spec"].pop(key, None)
+            else:
+                body["spec"][key] = copy.deepcopy(value)
+    return change
+
 
 KEYS = {"name": "api-keys"}
 ENDPOINT_CONFIG = {"standin/oracle": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}}
@@ -148,4 +166,17 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("trial-image-edited", TRIAL_SPEC, True, _set("spec", "image", value="docker.io/other/image:2"), update=True),
     Sample("trial-retry-edited", TRIAL_SPEC, True, _set("spec", "retry", "maxRetries", value=5), update=True),
     Sample("trial-labels-edited", TRIAL_SPEC, False, _set("metadata", "labels", value={"team": "x"}), update=True),
+    # spec.stack and its deprecated alias spec.stackImage (api/stack.py)
+    Sample("sweep-stack-and-stack-image", SWEEP_STACK, True, _stack(stack=FOLDER, stackImage="buzz-stack:dev")),
+    Sample("sweep-stack", SWEEP_STACK, False, _stack(stack=SPRIG)),
+    Sample("sweep-stack-image", SWEEP_STACK, False, _stack(stackImage="buzz-stack:dev")),
+    Sample("sweep-binary-path-on-folder", SWEEP_STACK_LAYOUT, True,
+           _stack(stack={**FOLDER, "binaryPath": "/usr/local/bin/sprig"})),
+    Sample("sweep-folder-stack", SWEEP_STACK_LAYOUT, False, _stack(stack=FOLDER)),
+    Sample("trial-stack-and-stack-image", TRIAL_STACK, True, _stack(stackImage="buzz-stack:dev")),
+    Sample("trial-no-stack", TRIAL_STACK, True, _stack(stack=None)),
+    Sample("trial-planned-with-stack-image", TRIAL_STACK, False, _stack(stack=None, stackImage="buzz-stack:dev")),
+    Sample("trial-binary-path-on-folder", TRIAL_STACK_LAYOUT, True,
+           _stack(stack={**FOLDER, "binaryPath": "/usr/local/bin/sprig"})),
+    Sample("trial-sprig-stack", TRIAL_STACK_LAYOUT, False, _stack(stack=SPRIG)),
 )

@@ -18,6 +18,7 @@ ENDPOINTS = {
 }
 SEAT_KEY = "5e" * 32
 API_KEY = "dapi" + "f" * 32
+STACK = {"image": "docker.io/buzz/stack:dev", "layout": "folder", "digest": "d" * 64, "binaries": {"buzz-acp": "e" * 64}}
 
 
 def stage(bundle: Path) -> None:
@@ -43,6 +44,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
         seats=seats,
         accounting=accounting,
         endpoints_redacted=ENDPOINTS,
+        stack=STACK,
         known_secrets=[SEAT_KEY, API_KEY],
         timing=timing,
     )
@@ -72,6 +74,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
         "agent_id": "lead-1", "role": "orchestrator", "endpoint": "opus", "system_prompt": "lead-1.system-prompt.md"
     }  # fmt: skip
     assert [entry["agent_id"] for entry in summary["roster"]] == ["lead-1", "worker-1", "worker-2"]
+    assert summary["stack"] == STACK  # which binaries produced the bundle, even without result.json
     assert summary["totals"]["input_tokens"] == 1000
     assert summary["accounting"]["reconciled"] is True
     assert set(summary["accounting"]) == {
@@ -91,7 +94,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
     # A second write (a resumed trial re-bundling) is byte-identical.
     again = write_bundle(
         bundle, manifest=manifest, trial_id="7f3c", channel_id="chan-1", seats=seats, accounting=accounting,
-        endpoints_redacted=ENDPOINTS, known_secrets=[SEAT_KEY, API_KEY], timing=timing,
+        endpoints_redacted=ENDPOINTS, stack=STACK, known_secrets=[SEAT_KEY, API_KEY], timing=timing,
     )  # fmt: skip
     assert again.ok and (bundle / "summary.json").read_text(encoding="utf-8") == text
 
@@ -103,7 +106,7 @@ def test_leaked_trial_secret_makes_the_bundle_unclean(tmp_path: Path, manifest: 
     accounting = collect_accounting(bundle, seats, manifest.prices)
     report = write_bundle(
         bundle, manifest=manifest, trial_id="t", channel_id="c", seats=seats, accounting=accounting,
-        endpoints_redacted=ENDPOINTS, known_secrets=[SEAT_KEY],
+        endpoints_redacted=ENDPOINTS, stack=None, known_secrets=[SEAT_KEY],
     )  # fmt: skip
     summary = json.loads(report.summary_path.read_text(encoding="utf-8"))
     assert summary["secret_scan"]["clean"] is False
@@ -116,7 +119,7 @@ def test_unwritable_directory_never_raises(tmp_path: Path, manifest: ExperimentM
     blocker.write_text("", encoding="utf-8")
     report = write_bundle(
         blocker / "buzz", manifest=manifest, trial_id="t", channel_id="c", seats=seats,
-        accounting=collect_accounting(tmp_path, seats, manifest.prices), endpoints_redacted=ENDPOINTS,
+        accounting=collect_accounting(tmp_path, seats, manifest.prices), endpoints_redacted=ENDPOINTS, stack=None,
     )  # fmt: skip
     assert not report.ok
     assert "not-a-directory" in (report.error or "")
@@ -127,7 +130,7 @@ def test_failure_is_recorded_inside_the_bundle(tmp_path: Path, manifest: Experim
     unredacted = {"luna": {"provider": "openai", "api_key_env": "K", "env": {"OPENAI_COMPAT_BASE_URL": "https://x"}}}
     report = write_bundle(
         tmp_path, manifest=manifest, trial_id="t", channel_id="c", seats=seats,
-        accounting=collect_accounting(tmp_path, seats, manifest.prices), endpoints_redacted=unredacted,
+        accounting=collect_accounting(tmp_path, seats, manifest.prices), endpoints_redacted=unredacted, stack=None,
     )  # fmt: skip
     assert not report.ok
     assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8")) == {

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 from .builders import turn_end, usage
 
 T0 = datetime(2026, 11, 29, 23, 0, 0, tzinfo=UTC)
+STACK = {"image": "docker.io/buzz/stack:dev", "layout": "folder", "digest": "d" * 64, "binaries": {"buzz-acp": "e" * 64}}
 
 
 def metadata_for(manifest: ExperimentManifest, seats) -> tuple[dict, object]:
@@ -44,6 +45,7 @@ def metadata_for(manifest: ExperimentManifest, seats) -> tuple[dict, object]:
         buzz_channel_id="chan-1",
         run_id="sweep-a",
         trial_id="trial-1",
+        stack=STACK,
     )
     return metadata, accounting
 
@@ -58,7 +60,8 @@ def test_metadata_key_order_follows_the_seed(manifest: ExperimentManifest, seats
         "agent_platform_prompt",
     ]  # fmt: skip
     assert keys[14:29] == list(accounting.to_metadata())
-    assert keys[29:] == ["manifest_sha256", "condition", "buzz_channel_id", "run_id", "trial_id"]
+    assert keys[29:] == ["manifest_sha256", "condition", "buzz_channel_id", "run_id", "trial_id", "stack"]
+    assert metadata["stack"] == STACK  # the project's key, after the seed's
     assert (metadata["agent_runtime"], metadata["task_seed"], metadata["agent_hints_enabled"]) == (
         "in-container", "user-identity-prompt", False
     )

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.preflight import canary, checks
 from buzz_operator.preflight.checks import Verdict
-from buzz_operator.trial.podspec import STACK_INSTALL
+from buzz_operator.trial.podspec import stack_container
+from buzz_operator.trial.stack_install import render_manifest
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -70,10 +72,11 @@ def test_status_round_trip_and_due() -> None:
 
 
 def test_canary_pod_starts_every_image_and_installs_the_stack_like_a_trial() -> None:
-    pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack_image="stack:1",
+    stack = StackSource(image="stack:1", layout=StackLayout.SPRIG)
+    pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack=stack,
                             operator_image="op:1", task_images=["t1", "t2", "t1", "t3"], pull_policy="IfNotPresent")
     init = pod["spec"]["initContainers"]
-    assert init[0]["command"] == ["sh", "-c", STACK_INSTALL]
+    assert init[0] == stack_container(stack, "IfNotPresent")
     assert [c["image"] for c in init] == ["stack:1", "op:1", "t2", "t3"]
     assert pod["spec"]["containers"][0]["image"] == "t1"
     assert pod["metadata"]["ownerReferences"][0]["kind"] == "BuzzSweep"
@@ -86,7 +89,36 @@ def test_canary_pod_starts_every_image_and_installs_the_stack_like_a_trial() -> 
 def test_a_failed_image_names_its_spec_field() -> None:
     from buzz_operator.preflight.runner import image_field
 
-    assert image_field("stack: ErrImageNeverPull: Container image ...") == "spec.stackImage"
+    assert image_field("stack: ErrImageNeverPull: Container image ...") == "spec.stack"
+    assert image_field("stack: ErrImageNeverPull: Container image ...", "spec.stackImage") == "spec.stackImage"
     assert image_field("operator: ErrImagePull: ...") == "spec.operatorImage"
     assert image_field("task: ErrImageNeverPull: ...") == "spec.taskImageRegistry"
     assert image_field("image-3: ImagePullBackOff") == "spec.taskImageRegistry"
+
+
+def test_stack_check_keeps_the_digests_the_canary_read() -> None:
+    manifest = render_manifest({"buzz-acp": "a" * 64, "sprig": "a" * 64, "buzz": "a" * 64})
+    result = checks.stack_verdict(manifest, "spec.stack")
+    assert result.verdict is Verdict.PASSED and result.stack is not None
+    assert result.stack.binaries == {"buzz": "a" * 64, "buzz-acp": "a" * 64, "sprig": "a" * 64}
+    status = checks.to_status([checks.passed(checks.IMAGES), result], NOW)
+    assert status.stack == result.stack  # what the lock records
+    assert checks.to_status([checks.passed(checks.IMAGES)], NOW).stack is None
+
+
+@pytest.mark.parametrize(("manifest", "said"), [
+    (None, "left no /opt/buzz/stack-digests.txt"),
+    ("", "lists no file"),
+    ("not a digest line\n", "line 1"),
+    (render_manifest({"buzz": "b" * 64}), "no bin/buzz-acp"),
+])
+def test_stack_check_fails_naming_the_stack_field(manifest: str | None, said: str) -> None:
+    result = checks.stack_verdict(manifest, "spec.stackImage")
+    assert result.verdict is Verdict.FAILED and result.stack is None
+    assert result.detail.startswith("spec.stackImage: ") and said in result.detail, result.detail
+
+
+def test_blocking_is_the_first_failure_of_a_failed_preflight() -> None:
+    failed = checks.to_status([checks.passed(checks.RELAY), checks.failed(checks.STACK, "spec.stack: x")], NOW)
+    assert checks.blocking(failed) == checks.failed(checks.STACK, "spec.stack: x")
+    assert checks.blocking(checks.to_status([checks.passed(checks.RELAY)], NOW)) is None

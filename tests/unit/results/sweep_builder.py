@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from buzz_operator.api.stack import StackDigests, StackLayout, StackSource, stack_record
 from buzz_operator.condition import EndpointConfig, ExperimentManifest, plan_seats, redact_endpoints
 from buzz_operator.ledger import (
     PhaseTiming,
@@ -37,6 +38,7 @@ from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.relay.evidence import normalize_message, transcript_from_evidence
 from buzz_operator.storage import FileStore, upload_bundle
 from buzz_operator.sweep.lock import sweep_config as operator_sweep_config
+from buzz_operator.trial.stack_install import manifest_digest
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "manifests" / "standin-team.yaml"
@@ -46,6 +48,8 @@ USER_PK = "aa" * 32
 LEAD_PK = "bb" * 32
 WORKER_PK = "cc" * 32
 CHANNEL = "5c4feb67-fc30-4637-88c4-5a71c9b3c579"
+STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
+STANDIN_ACP = "a" * 64  # the sha256 of bin/buzz-acp in the stack most trials ran
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,19 @@ class TrialPlan:
     committed: bool = True
     input_tokens: int = 1000
     output_tokens: int = 100
+    buzz_acp: str | None = STANDIN_ACP  # bin/buzz-acp's sha256 in the trial's stack; None: none installed
 
     @property
     def name(self) -> str:
         return f"{self.task}-{self.attempt}"
+
+    @property
+    def stack(self) -> dict[str, Any]:
+        """The stack record the operator writes for this trial (api.stack.stack_record)."""
+        if self.buzz_acp is None:
+            return stack_record(STACK, None)
+        binaries = {"buzz-acp": self.buzz_acp, "buzz": "b" * 64}
+        return stack_record(STACK, StackDigests(digest=manifest_digest(binaries), binaries=binaries))
 
 
 def usage(session: str, inp: int, out: int) -> str:
@@ -152,7 +165,7 @@ def write_trial(
     accounting = collect_accounting(agent_dir, seats, manifest.prices)
     write_bundle(
         agent_dir, manifest=manifest, trial_id=f"trial-{plan.name}", channel_id=CHANNEL, seats=seats,
-        accounting=accounting, endpoints_redacted=redact_endpoints(EndpointConfig.load(ENDPOINTS)),
+        accounting=accounting, endpoints_redacted=redact_endpoints(EndpointConfig.load(ENDPOINTS)), stack=plan.stack,
         timing=trial_timing(runtime_started=0.0, bundle_started=60.0, active_started=5.0, active_finished=45.0,
                             usage_settle_seconds=0.5),
     )  # fmt: skip
@@ -172,6 +185,7 @@ def write_trial(
         agent_max_rounds={"lead-1": 0, "worker-1": 0}, solo_roster=False,
         agent_platform_prompt={"lead-1": True, "worker-1": True}, manifest_sha256=manifest.sha256,
         condition=manifest.condition, buzz_channel_id=CHANNEL, run_id=sweep, trial_id=f"trial-{plan.name}",
+        stack=plan.stack,
     )  # fmt: skip
     at = start + timedelta(seconds=50)
     exception = None
@@ -238,7 +252,7 @@ MIXED = [
               stopped_without_done=True),
     TrialPlan("reply-to-thread", 1, reward={"reward": 0.0, "reply_to_thread": 0.0, "answer_correct": 1.0}),
     TrialPlan("reply-to-thread", 2, reward=None, exception=("RuntimeLaunchError", "buzz-acp failed to start"),
-              no_agent_result=True),
+              no_agent_result=True, buzz_acp=None),  # its pod never installed a stack
     TrialPlan("reply-to-thread", 3, reward=0.0, round_capped=True, unpriced=True, verifier_broken=True),
     TrialPlan("user-mention", 1, reward=None, exception=("VerifierOutputParseError", "reward.txt: not a number"),
               committed=True),

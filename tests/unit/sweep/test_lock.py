@@ -8,21 +8,26 @@ import json
 import shutil
 from pathlib import Path
 
+from buzz_operator.api.stack import StackDigests, StackLayout, StackSource
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import load_task
 from buzz_operator.storage.file_store import FileStore
 from buzz_operator.sweep.lock import lock_drift, pinned_artifacts, sweep_config, sweep_lock
 from buzz_operator.sweep.runtime_store import lock_digest, lock_storage
+from buzz_operator.trial.stack_install import manifest_digest
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFEST = ExperimentManifest.load(REPO / "manifests" / "standin-oracle.yaml")
 TASKS = [load_task(REPO / "tasks" / name) for name in ("hello-file", "user-mention")]
 IMAGES = {t.name: t.image_ref("docker.io/buzz-tasks", "builtin") for t in TASKS}
+STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
+BINARIES = {"buzz-acp": "a" * 64, "buzz": "b" * 64}
+DIGESTS = StackDigests(digest=manifest_digest(BINARIES), binaries=BINARIES)
 
 
 def _lock(**changes: object) -> dict:
     args = {"manifest": MANIFEST, "dataset": "builtin", "tasks": TASKS, "task_images": IMAGES,
-            "stack_image": "docker.io/buzz/stack:dev", "operator_image": "docker.io/buzz/operator:dev"}
+            "stack": STACK, "stack_digests": DIGESTS, "operator_image": "docker.io/buzz/operator:dev"}
     args.update(changes)
     return sweep_lock(**args)  # type: ignore[arg-type]
 
@@ -46,12 +51,35 @@ def test_drift_names_the_task_prompt_and_image_that_changed() -> None:
     fewer = _lock(tasks=TASKS[:1], task_images={TASKS[0].name: IMAGES[TASKS[0].name]})
     message = lock_drift(lock, fewer) or ""
     assert "task user-mention removed" in message and "task image user-mention removed" in message
-    assert "stack image changed" in (lock_drift(lock, _lock(stack_image="example.org/stack:v2")) or "")
+    moved = StackSource(image="example.org/stack:v2", layout=StackLayout.FOLDER)
+    assert "stack image changed" in (lock_drift(lock, _lock(stack=moved)) or "")
     prompt = json.loads(json.dumps(lock))
     first = sorted(prompt["prompts"])[0]
     prompt["prompts"][first] = "f" * 64
     assert f"prompt {first} changed" in (lock_drift(lock, prompt) or "")
     assert "version" in (lock_drift({**lock, "version": 0}, lock) or "")
+
+
+def test_lock_records_every_stack_binary_digest() -> None:
+    lock = _lock()
+    assert lock["stack"] == {"image": STACK.image, "layout": "folder", "digest": DIGESTS.digest, "binaries": BINARIES}
+    assert lock["images"]["stack"] == STACK.image  # where earlier locks kept the reference
+    unread = _lock(stack_digests=None)
+    assert unread["stack"] == {"image": STACK.image, "layout": "folder", "digest": None, "binaries": None}
+
+
+def test_drift_names_the_stack_binary_that_changed_under_the_same_tag() -> None:
+    lock = _lock()
+    rebuilt = {**BINARIES, "buzz-acp": "c" * 64}  # the tag moved: a new buzz-acp, a new base prompt
+    message = lock_drift(lock, _lock(stack_digests=StackDigests(digest=manifest_digest(rebuilt), binaries=rebuilt)))
+    assert message is not None and "stack binary buzz-acp changed (aaaaaaaaaaaa → cccccccccccc)" in message
+    sprig = StackSource(image=STACK.image, layout=StackLayout.SPRIG)
+    assert "stack layout changed (folder → sprig)" in (lock_drift(lock, _lock(stack=sprig)) or "")
+    # what one side could not read is not drift: a lock written when the canary did not start,
+    # or before stacks were recorded at all
+    assert lock_drift(_lock(stack_digests=None), lock) is None
+    assert lock_drift(lock, _lock(stack_digests=None)) is None
+    assert lock_drift({k: v for k, v in lock.items() if k != "stack"}, lock) is None
 
 
 def test_many_changes_are_counted_not_listed() -> None:

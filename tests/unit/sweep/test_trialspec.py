@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.api import BuzzTrialSpec, validate_sweep_spec, validate_trial_spec
+from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import load_task
 from buzz_operator.sweep.planner import PlannedTrial, plan_trials
@@ -32,16 +33,19 @@ SWEEP = validate_sweep_spec(
 )
 
 
-def _spec(manifest: ExperimentManifest = MANIFEST) -> tuple[PlannedTrial, BuzzTrialSpec]:
+DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
+
+
+def _spec(manifest: ExperimentManifest = MANIFEST, sweep=SWEEP) -> tuple[PlannedTrial, BuzzTrialSpec]:  # type: ignore[no-untyped-def]
     planned = plan_trials("demo-oracle", "uid-1", HASH, [TASK.name], 2)[1]
     spec = build_trial_spec(
         planned,
         task=TASK,
         manifest=manifest,
         condition_hash=HASH,
-        sweep=SWEEP,
+        sweep=sweep,
         dataset="buzz-native",
-        default_stack_image="docker.io/buzz/stack:dev",
+        default_stack=DEFAULT_STACK,
         default_operator_image="docker.io/buzz/operator:dev",
     )
     return planned, spec
@@ -56,7 +60,7 @@ def test_spec_resolves_image_resources_and_deadlines() -> None:
         "attempt": 2,
         "conditionHash": HASH,
         "image": TASK.image_ref("docker.io/buzz-tasks", "buzz-native"),
-        "stackImage": "docker.io/buzz/stack:dev",
+        "stack": {"image": "docker.io/buzz/stack:dev", "layout": "folder"},
         "operatorImage": "docker.io/buzz/operator:dev",
         "imagePullPolicy": "IfNotPresent",
         "runtimeClassName": "gvisor",
@@ -116,6 +120,21 @@ def test_mismatched_task_is_refused() -> None:
             condition_hash=HASH,
             sweep=SWEEP,
             dataset="buzz-native",
-            default_stack_image="s",
+            default_stack=DEFAULT_STACK,
             default_operator_image="o",
         )
+
+
+def test_the_sweeps_stack_or_its_deprecated_alias_is_planned() -> None:
+    sprig = {"image": "ghcr.io/block/sprig:1", "layout": "sprig", "binaryPath": "/usr/bin/sprig"}
+    _, spec = _spec(sweep=SWEEP.model_copy(update={"stack": StackSource.model_validate(sprig)}))
+    assert spec.to_api()["stack"] == sprig and "stackImage" not in spec.to_api()
+    # spec.stackImage keeps meaning what it always did: a folder image
+    _, spec = _spec(sweep=SWEEP.model_copy(update={"stack_image": "example.org/my-stack:1"}))
+    assert spec.to_api()["stack"] == {"image": "example.org/my-stack:1", "layout": "folder"}
+
+
+def test_a_trial_planned_before_spec_stack_still_reads() -> None:
+    _, spec = _spec()
+    legacy = {k: v for k, v in spec.to_api().items() if k != "stack"} | {"stackImage": "docker.io/buzz/stack:dev"}
+    assert validate_trial_spec(legacy).stack_source == DEFAULT_STACK

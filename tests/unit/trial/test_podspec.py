@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.api.common import ImagePullPolicy
+from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.trial import BuzzTrialSpec, TrialDeadlines, TrialResources
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address, task_resources
 
@@ -28,7 +29,7 @@ def _spec(**changes: Any) -> BuzzTrialSpec:
         attempt=1,
         condition_hash="0123456789abcdef" + "0" * 48,
         image="docker.io/buzz-tasks/buzz-native-reply-to-thread:0123456789abcdef",
-        stack_image="docker.io/buzz/stack:dev",
+        stack=StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER),
         operator_image="docker.io/buzz/operator:dev",
         resources=TrialResources(cpus=1, memory_mb=1024, storage_mb=2048),
         deadlines=TrialDeadlines(
@@ -105,25 +106,60 @@ def test_pod_level_golden() -> None:
     }
 
 
-def test_stack_init_container_golden() -> None:
-    stack, _ = _pod()["spec"]["initContainers"]
-    assert stack == {
+# The install scripts, word for word (trial/stack_install.py says why each step is there).
+MANIFEST_AND_DIRS = (
+    "{ [ -x /opt/buzz/bin/buzz-acp ] || { echo 'stack: image IMAGE (layout LAYOUT) installs no executable "
+    "bin/buzz-acp' >&2; exit 1; }; } && cd /opt/buzz && find bin \\( -type f -o -type l \\) | LC_ALL=C sort "
+    "| while IFS= read -r f; do sha256sum \"$f\" || exit 1; done > stack-digests.txt.tmp "
+    "&& mv stack-digests.txt.tmp stack-digests.txt && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
+    "&& chmod 0777 /opt/buzz/logs /opt/buzz/prompts"
+)
+FOLDER_INSTALL = (
+    "{ [ -d /stack/bin ] || { echo 'stack: no /stack/bin in image docker.io/buzz/stack:dev (layout folder)' >&2; "
+    "exit 1; } && cp -R /stack/. /opt/buzz/; } && "
+    + MANIFEST_AND_DIRS.replace("IMAGE", "docker.io/buzz/stack:dev").replace("LAYOUT", "folder")
+)
+SPRIG_INSTALL = (
+    "{ [ -f /usr/local/bin/sprig ] || { echo 'stack: no /usr/local/bin/sprig in image ghcr.io/block/sprig:1 "
+    "(spec.stack.binaryPath)' >&2; exit 1; } && [ -f /etc/ssl/certs/ca-certificates.crt ] || { echo 'stack: no "
+    "/etc/ssl/certs/ca-certificates.crt in image ghcr.io/block/sprig:1' >&2; exit 1; } && mkdir -p /opt/buzz/bin "
+    "&& cp /usr/local/bin/sprig /opt/buzz/bin/sprig && chmod 0755 /opt/buzz/bin/sprig && for name in buzz-acp "
+    "buzz-agent buzz-dev-mcp buzz rg tree git-credential-nostr git-sign-nostr; do ln -sf sprig /opt/buzz/bin/$name "
+    "|| exit 1; done && cp /etc/ssl/certs/ca-certificates.crt /opt/buzz/ca-certificates.crt; } && "
+    + MANIFEST_AND_DIRS.replace("IMAGE", "ghcr.io/block/sprig:1").replace("LAYOUT", "sprig")
+)
+
+
+def _stack_golden(image: str, script: str) -> dict[str, Any]:
+    return {
         "name": "stack",
-        "image": "docker.io/buzz/stack:dev",
+        "image": image,
         "imagePullPolicy": "IfNotPresent",
-        "command": [
-            "sh",
-            "-c",
-            "cp -R /stack/. /opt/buzz/ && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
-            "&& chmod 0777 /opt/buzz/logs /opt/buzz/prompts",
-        ],
+        "command": ["sh", "-c", script],
         "resources": {
             "requests": {"cpu": "100m", "memory": "64Mi"},
             "limits": {"cpu": "100m", "memory": "64Mi"},
         },
         "securityContext": RESTRICTED,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
         "volumeMounts": [{"name": "buzz-stack", "mountPath": "/opt/buzz"}],
     }
+
+
+def test_stack_init_container_golden() -> None:
+    stack = _pod()["spec"]["initContainers"][0]
+    assert stack == _stack_golden("docker.io/buzz/stack:dev", FOLDER_INSTALL)
+
+
+def test_sprig_stack_init_container_golden() -> None:
+    sprig = StackSource(image="ghcr.io/block/sprig:1", layout=StackLayout.SPRIG)
+    stack = _pod(stack=sprig)["spec"]["initContainers"][0]
+    assert stack == _stack_golden("ghcr.io/block/sprig:1", SPRIG_INSTALL)
+
+
+def test_a_trial_planned_with_stack_image_installs_a_folder_image() -> None:
+    stack = _pod(stack=None, stack_image="docker.io/buzz/stack:dev")["spec"]["initContainers"][0]
+    assert stack == _stack_golden("docker.io/buzz/stack:dev", FOLDER_INSTALL)
 
 
 def test_task_container_golden() -> None:

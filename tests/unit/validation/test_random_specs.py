@@ -33,10 +33,10 @@ from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.admission import admit
 from buzz_operator.sweep.lock import sweep_lock
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.runtime import validation_message
+from buzz_operator.sweep.runtime import DEFAULT_STACK, validation_message
 from buzz_operator.sweep.runtime_store import lock_digest
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
-from buzz_operator.trial.podspec import forwarder_listen_address
+from buzz_operator.trial.podspec import forwarder_listen_address, stack_container
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -131,7 +131,11 @@ def mutated(draw: st.DrawFn, base: Any, paths: list[tuple[Any, ...]], max_change
     return value
 
 
-SPEC_PATHS = _paths(GOOD["spec"])
+# the sweep spec's mutations start from one that names its stack too, so spec.stack's fields
+# (layout, binaryPath: spliced into the install script) are mutated with the rest
+STACKED_SPEC = {**GOOD["spec"], "stack": {"image": "docker.io/buzz/stack:dev", "layout": "sprig",
+                                          "binaryPath": "/usr/local/bin/sprig"}}
+SPEC_PATHS = _paths(STACKED_SPEC)
 MANIFEST_PATHS = _paths(GOOD["spec"]["condition"]["inline"])
 ENDPOINT_PATHS = _paths(GOOD["spec"]["endpoints"]["config"])
 SWEEP_NAMES = st.one_of(st.just("good"), st.from_regex(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", fullmatch=True))
@@ -200,7 +204,8 @@ async def reconcile_pure(body: dict[str, Any], name: str = "good", *,
     manifest = condition.manifest
     images = {t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks}
     lock_digest(sweep_lock(manifest=manifest, dataset=dataset, tasks=tasks, task_images=images,
-                           stack_image=spec.stack_image or "s", operator_image=spec.operator_image or "o"))
+                           stack=spec.stack_source(DEFAULT_STACK), stack_digests=None,
+                           operator_image=spec.operator_image or "o"))
     planned = plan_trials(name, "uid-1", manifest.sha256, [t.name for t in tasks], spec.attempts)
     decision = admit(planned, [], parallelism=spec.parallelism, endpoint_caps={}, operator_cap=None, cost_so_far=0.0,
                      max_cost=spec.budget.max_cost_usd if spec.budget else None, suspended=spec.suspend,
@@ -209,8 +214,9 @@ async def reconcile_pure(body: dict[str, Any], name: str = "good", *,
     for trial in decision.admit[:3]:
         trial_spec = build_trial_spec(trial, task=by_name[trial.task], manifest=manifest,
                                       condition_hash=manifest.sha256, sweep=spec, dataset=dataset,
-                                      default_stack_image="s", default_operator_image="o")
+                                      default_stack=DEFAULT_STACK, default_operator_image="o")
         trial_object(trial, trial_spec, namespace="ns", sweep_uid="uid-1", generation=1)
+        stack_container(trial_spec.stack_source, trial_spec.image_pull_policy.value)  # the install script
     forwarder_listen_address(spec.relay.url)  # each trial's pod spec and tenant Host
     relay_url_authority(spec.relay.url)
     return None
@@ -253,7 +259,7 @@ def _run(prop: Callable[[], None], what: str, capsys: pytest.CaptureFixture[str]
 
 
 @settings(max_examples=EXAMPLES["sweep"], **QUICK)
-@given(mutated(GOOD["spec"], SPEC_PATHS), SWEEP_NAMES)
+@given(mutated(STACKED_SPEC, SPEC_PATHS), SWEEP_NAMES)
 def sweep_specs(spec: dict[str, Any], name: str) -> None:
     judge("sweep", lambda: asyncio.run(reconcile_pure(_sweep(spec), name)))
 

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import json
 import logging
+import ssl
 from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any
@@ -88,7 +89,8 @@ class Subscription:
 class RelayClient:
     """`url` is what we dial; `host` (optional) is the authority presented as the Host header and
     in the NIP-42 `relay` tag, so a pod can dial `127.0.0.1:<port>` via a forwarder and still
-    be the `localhost:3600` tenant (§9.2)."""
+    be the `localhost:3600` tenant (§9.2). For wss://, `tls` is the client context (default: the
+    public roots) and `server_name` the name the certificate must be for (default: the host)."""
 
     def __init__(
         self,
@@ -98,6 +100,8 @@ class RelayClient:
         host: str | None = None,
         *,
         timeout: float = 10.0,
+        tls: ssl.SSLContext | None = None,
+        server_name: str | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("ws", "wss") or not parts.hostname:
@@ -105,6 +109,10 @@ class RelayClient:
         self.keypair = keypair
         self.auth_tag = auth_tag
         self.timeout = timeout
+        # websockets refuses an ssl argument for ws://, so TLS settings exist only for wss://
+        self._tls: dict[str, Any] = {}
+        if parts.scheme == "wss":
+            self._tls = {"ssl": tls or True, **({"server_hostname": server_name} if server_name else {})}
         self._dial_host = parts.hostname
         self._dial_port = parts.port or (443 if parts.scheme == "wss" else 80)
         authority = host or parts.netloc
@@ -173,6 +181,7 @@ class RelayClient:
             open_timeout=self.timeout,
             max_size=2**23,
             compression=None,
+            **self._tls,
         )
         try:
             # A Buzz relay sends its NIP-42 challenge first; answer it before anything else so no

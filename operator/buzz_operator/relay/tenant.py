@@ -30,6 +30,7 @@ from buzz_operator.relay.tenant_models import (
     TenantSecrets,
     UserIdentity,
 )
+from buzz_operator.relay.tls import describe_tls_failure
 
 KIND_CREATE_CHANNEL = 9007
 KIND_ADD_MEMBER = 9000
@@ -62,7 +63,8 @@ def derive_secrets(owner_secret_hex: str, handle: TenantHandle) -> TenantSecrets
 
 
 def client_as(target: RelayTarget, secret_hex: str, auth_tag: str) -> RelayClient:
-    return RelayClient(target.dial_url, Keypair.from_secret(secret_hex), auth_tag, host=target.authority)
+    return RelayClient(target.dial_url, Keypair.from_secret(secret_hex), auth_tag, host=target.authority,
+                       tls=target.tls, server_name=target.server_name)
 
 
 def _plan(target: RelayTarget, req: TenantRequest) -> tuple[TenantHandle, TenantSecrets]:
@@ -186,14 +188,23 @@ async def teardown(target: RelayTarget, handle: TenantHandle, secrets: TenantSec
         await conn.close()
 
 
-async def _http_status(url: str, host: str, path: str) -> int:
-    """Plain-HTTP GET status (the dev relay and in-cluster relays speak ws://, no TLS)."""
-    parts = urlsplit(url)
-    if parts.scheme in ("wss", "https"):
-        raise ProvisioningError("healthcheck: TLS relay URLs are not supported; use connect_url=ws://…")
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
+async def _http_status(target: RelayTarget, path: str) -> int:
+    """GET `path` at `target.dial_url` presenting the canonical Host: plain HTTP for ws://, HTTPS
+    (the certificate checked for the canonical host, against `target.tls`) for wss://."""
+    parts = urlsplit(target.dial_url)
+    tls = target.tls
+    port = parts.port or (443 if tls is not None else 80)
+    reader, writer = await asyncio.open_connection(parts.hostname, port)
     try:
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        if tls is not None:
+            # TLS after the TCP connect, so a failure here is told apart from an unreachable relay:
+            # a server that speaks no TLS may just reset the connection on a ClientHello
+            try:
+                await writer.start_tls(tls, server_hostname=target.server_name)
+            except (OSError, EOFError) as exc:
+                raise ProvisioningError(describe_tls_failure(exc, target.authority,
+                                                             has_ca_bundle=target.ca_pem is not None)) from exc
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {target.authority}\r\nConnection: close\r\n\r\n".encode())
         await writer.drain()
         status_line = await reader.readline()
     finally:
@@ -208,7 +219,7 @@ async def healthcheck(target: RelayTarget) -> None:
     """§3.6: `/_readiness` must answer 200 within 5 s, and Postgres must answer `SELECT 1`."""
     try:
         async with asyncio.timeout(5.0):
-            status = await _http_status(target.dial_url, target.authority, "/_readiness")
+            status = await _http_status(target, "/_readiness")
     except (OSError, TimeoutError) as exc:
         raise ProvisioningError(f"relay readiness unreachable: {type(exc).__name__}: {exc}") from exc
     if status != 200:
@@ -222,7 +233,6 @@ async def healthcheck(target: RelayTarget) -> None:
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError) as exc:
         # InterfaceError/ValueError: asyncpg refusing the DSN itself; the type only, it holds a password
         raise ProvisioningError(f"postgres healthcheck failed: {type(exc).__name__}") from exc
-
 
 
 async def await_healthy(target: RelayTarget, *, timeout_s: float, poll_s: float = 0.5) -> None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple, Protocol
+from urllib.parse import urlsplit
 
 from buzz_operator.relay.hosts import relay_url_authority
 from buzz_operator.relay.nostr import encode_nsec
+from buzz_operator.relay.tls import client_context
 
 
 class ProvisioningError(RuntimeError):
@@ -73,13 +76,15 @@ class TenantRequest:
 class RelayTarget:
     """`url` is the canonical RELAY_URL (what agents dial, e.g. ws://localhost:3600). The
     operator may reach the relay elsewhere (`connect_url`, e.g. a ClusterIP) while presenting
-    the canonical authority as Host (`host`, default: the authority of `url`)."""
+    the canonical authority as Host (`host`, default: the authority of `url`). `ca_pem` holds
+    PEM CA certificates trusted besides the public roots for a wss:// relay (spec.relay.caBundle)."""
 
     url: str
     owner_secret_hex: str
     pg_dsn: str
     host: str | None = None
     connect_url: str | None = None
+    ca_pem: str | None = None
 
     def __repr__(self) -> str:  # the owner key and the DSN password stay out of logs
         return f"RelayTarget(url={self.url!r}, connect_url={self.connect_url!r}, host={self.host!r})"
@@ -91,6 +96,18 @@ class RelayTarget:
     @property
     def authority(self) -> str:
         return self.host or relay_url_authority(self.url)
+
+    @property
+    def tls(self) -> ssl.SSLContext | None:
+        """The client context for dialling `dial_url`, None when it is plain ws://. The server
+        name checked is `url`'s host, wherever the connection goes."""
+        return client_context(self.ca_pem) if urlsplit(self.dial_url).scheme == "wss" else None
+
+    @property
+    def server_name(self) -> str:
+        """The host name TLS verifies the relay's certificate for: the canonical authority as
+        spelled (not normalised: a certificate for 127.0.0.1 is not one for localhost)."""
+        return (urlsplit(f"//{self.host}") if self.host else urlsplit(self.url)).hostname or ""
 
 
 @dataclass(frozen=True)

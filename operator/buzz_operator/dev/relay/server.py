@@ -298,6 +298,7 @@ async def serve(config: RelayConfig) -> AsyncIterator[int]:
             process_request=relay.process_request,
             max_size=_FRAME_LIMIT,
             compression=None,
+            ssl=config.tls_context(),  # None: plain ws://
         )
         sweeper = asyncio.create_task(relay.ttl_sweeper())
         try:

@@ -100,3 +100,12 @@ def stack_record(source: StackSource, digests: StackDigests | None) -> dict[str,
         "binaries": dict(sorted(digests.binaries.items())) if digests is not None else None,
     }
 
+
+def pooled_stack(digest: str | None, known: set[str]) -> str | None:
+    """The stack digest a trial's result is pooled under: its own. A trial whose pod never
+    installed a stack (an image that never pulled, a pod never scheduled) ran no binary at all,
+    so it joins the one stack its siblings ran — its 0 still counts there, as the seed counts
+    launch failures — and stays apart (None) when they ran more than one."""
+    if digest:
+        return digest
+    return next(iter(known)) if len(known) == 1 else None

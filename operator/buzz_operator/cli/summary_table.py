@@ -22,7 +22,7 @@ def _pass_k(row: dict[str, Any]) -> str:
 def render(console: Console, summary: SweepSummary, document: dict[str, Any]) -> None:
     table = Table(title=f"sweep {summary.sweep} — per condition", title_justify="left")
     for column, justify in (
-        ("condition", "left"), ("hash", "left"), ("ag", "right"), ("n", "right"), ("pass", "right"),
+        ("condition", "left"), ("hash", "left"), ("stack", "left"), ("ag", "right"), ("n", "right"), ("pass", "right"),
         ("pass@k", "left"), ("$/trial", "right"), ("$ total", "right"), ("ktok", "right"),
         ("sec", "right"), ("flags", "left"),
     ):  # fmt: skip
@@ -32,6 +32,7 @@ def render(console: Console, summary: SweepSummary, document: dict[str, Any]) ->
         table.add_row(
             row["condition"][:26],
             row["hash"],
+            row["stack"] or "-",
             str(row["agents"]),
             str(row["n"]),
             f"{row['pass_rate']:.3f}",

@@ -1,6 +1,8 @@
 """The summary as one JSON document (``buzzctl sweep summary -o json``), its failures list and
 CSV rows. The document's shape is pinned by schema.py; CSV columns are the seed's
-``write_csv`` columns (§6.5) followed by ours (pass@k, cost ceiling, unfinished)."""
+``write_csv`` columns (§6.5) followed by ours (pass@k, cost ceiling, flags, stack digest).
+Rows, failures and trial rows carry the stack digest beside the condition hash: the two
+together say which experiment a number belongs to ("" / "-" when the stack is not known)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 from .summary import ConditionRow, SweepSummary
 from .trial import TrialRecord
 
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2  # 2: rows, failures and trial rows carry the stack digest
 
 CSV_COLUMNS = (
     "condition", "manifest_sha256", "agents", "n", "pass_rate",
@@ -18,7 +20,9 @@ CSV_COLUMNS = (
     "errors", "round_capped", "unreconciled", "verifier_broken",
     "stopped_without_done", "timeout_multipliers",
     "pass_at_k", "cost_usd_ceiling_per_trial", "cost_usd_ceiling_total", "flags",
+    "stack_digest",
 )  # fmt: skip
+STACK_SHORT = 8  # as the condition hash is shown
 
 
 def bundle_url(store_url: str, sweep: str, trial: str) -> str:
@@ -30,6 +34,8 @@ def row_document(row: ConditionRow) -> dict[str, Any]:
         "condition": row.condition,
         "manifest_sha256": row.manifest_sha256,
         "hash": row.manifest_sha256[:8],
+        "stack_digest": row.stack_digest,
+        "stack": row.stack_digest[:STACK_SHORT],
         "agents": row.agents,
         "n": row.n,
         "pass_rate": row.pass_rate,
@@ -75,6 +81,7 @@ def failures(summary: SweepSummary, store_url: str) -> list[dict[str, Any]]:
             "trial": t.name,
             "condition": row.condition,
             "hash": row.manifest_sha256[:8],
+            "stack": row.stack_digest[:STACK_SHORT],
             "task": t.task,
             "attempt": t.attempt,
             "outcome": t.outcome,
@@ -94,6 +101,7 @@ def trial_document(trial: TrialRecord, store_url: str, sweep: str) -> dict[str, 
         "attempt": trial.attempt,
         "condition": trial.condition,
         "hash": trial.manifest_sha256[:8],
+        "stack": trial.stack_digest[:STACK_SHORT],
         "reward": trial.reward,
         "rewards": trial.rewards,
         "outcome": trial.outcome,
@@ -148,6 +156,7 @@ def csv_rows(summary: SweepSummary) -> list[list[str]]:
                 " ".join(f"{k}:{v:.6f}" for k, v in c.pass_at_k.items()),
                 f"{c.cost_ceiling_per_trial:.6f}", f"{c.total_cost_ceiling:.6f}",
                 ", ".join(c.flags),
+                c.stack_digest,
             ]
         )  # fmt: skip
     return rows

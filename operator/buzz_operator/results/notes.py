@@ -3,6 +3,7 @@ warnings of the seed's ``format_table`` (§6.5), which say what each flag does t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from .summary import ConditionRow
@@ -10,6 +11,18 @@ from .summary import ConditionRow
 
 def caveats(rows: Sequence[ConditionRow]) -> list[str]:
     notes: list[str] = []
+    stacks = Counter(r.manifest_sha256 for r in rows)
+    if any(count > 1 for count in stacks.values()):
+        notes.append(
+            "WARNING: a condition hash ran under more than one stack, so it has a row per stack digest: "
+            "the stack (buzz-acp's base prompt among it) changes behaviour without changing the hash, "
+            "so those rows are different experiments and are not pooled."
+        )
+    if any(not r.stack_digest for r in rows):
+        notes.append(
+            "NOTE: a row whose stack is '-' holds trials that recorded no stack digest (bundles of an "
+            "earlier build, or tries whose pod never installed a stack); which binaries produced them is unknown."
+        )
     if any(r.launch_failures for r in rows):
         notes.append(
             "WARNING: LAUNCH-FAILED trials never started an agent, so their task was scored without a "

@@ -30,7 +30,8 @@ def _e(value: object) -> str:
 
 
 def _label(row: Mapping[str, Any]) -> str:
-    return f"{row['condition']}@{row['hash']}"
+    # the stack too: two stacks under one condition hash are two bars, never one
+    return f"{row['condition']}@{row['hash']}/{row['stack'] or '-'}"
 
 
 def _figure_html(figure: go.Figure, div_id: str) -> str:
@@ -65,7 +66,8 @@ def cost_chart(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
     head = (
-        "<tr><th class=l>condition</th><th class=l>hash</th><th>agents</th><th>n</th><th>pass</th>"
+        "<tr><th class=l>condition</th><th class=l>hash</th><th class=l>stack</th><th>agents</th><th>n</th>"
+        "<th>pass</th>"
         "<th class=l>pass@k</th><th>$/trial</th><th>$ total (floor–ceiling)</th><th>ktok/trial</th>"
         "<th>sec/trial</th><th class=l>flags</th></tr>"
     )
@@ -78,6 +80,7 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
         flags = ", ".join(r["flags"])
         body.append(
             f"<tr><td class=l>{_e(r['condition'])}</td><td class=l><code>{_e(r['hash'])}</code></td>"
+            f"<td class=l><code>{_e(r['stack'] or '-')}</code></td>"
             f"<td>{r['agents']}</td><td>{r['n']}</td><td>{r['pass_rate']:.3f}</td><td class=l>{_e(pass_k)}</td>"
             f"<td>{r['cost_usd']['per_trial']['floor']:.4f}</td>"
             f"<td>{total['floor']:.4f} – {total['ceiling']:.4f}</td>"
@@ -97,7 +100,7 @@ def _trial_table(trials: Sequence[Mapping[str, Any]]) -> str:
     for t in sorted(trials, key=lambda t: (t["condition"], t["task"], t["attempt"] or 0, t["trial"])):
         flags = ", ".join(k for k, v in t["flags"].items() if v)
         body.append(
-            f"<tr><td class=l>{_e(t['trial'])}</td><td class=l>{_e(t['condition'])}@{_e(t['hash'])}</td>"
+            f"<tr><td class=l>{_e(t['trial'])}</td><td class=l>{_e(_label(t))}</td>"
             f"<td class=l>{_e(t['task'])}</td><td>{_e(t['attempt'] or '')}</td><td>{t['reward']:.2f}</td>"
             f"<td class=l>{_e(t['outcome'])}</td><td>{t['cost_usd']['floor']:.4f}</td>"
             f"<td>{t['tokens']['input'] + t['tokens']['output']}</td><td>{t['agent_seconds']:.1f}</td>"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .document import DOCUMENT_VERSION
+
 _NUM = {"type": "number"}
 _COUNT = {"type": "integer", "minimum": 0}
 _STR = {"type": "string"}
@@ -35,6 +37,8 @@ CONDITION_ROW = _object(
         "condition": _STR,
         "manifest_sha256": _STR,
         "hash": {"type": "string", "maxLength": 8},
+        "stack_digest": {"type": "string", "pattern": "^([0-9a-f]{64})?$"},
+        "stack": {"type": "string", "maxLength": 8},
         "agents": _COUNT,
         "n": {"type": "integer", "minimum": 1},
         "pass_rate": _NUM,
@@ -72,6 +76,7 @@ FAILURE = _object(
         "trial": _STR,
         "condition": _STR,
         "hash": _STR,
+        "stack": _STR,
         "task": _STR,
         "attempt": {"type": ["integer", "null"]},
         "outcome": {"enum": ["ok", "timeout", "launch", "error"]},
@@ -87,6 +92,7 @@ TRIAL_ROW = _object(
         "attempt": {"type": ["integer", "null"]},
         "condition": _STR,
         "hash": _STR,
+        "stack": _STR,
         "reward": _NUM,
         "rewards": {"type": "object", "additionalProperties": _NUM},
         "outcome": {"enum": ["ok", "timeout", "launch", "error"]},
@@ -103,11 +109,11 @@ TRIAL_ROW = _object(
 
 SUMMARY_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://bench.buzz.dev/schemas/buzzctl-sweep-summary-v1.json",
+    "$id": "https://bench.buzz.dev/schemas/buzzctl-sweep-summary-v2.json",
     "title": "buzzctl sweep summary",
     **_object(
         {
-            "version": {"const": 1},
+            "version": {"const": DOCUMENT_VERSION},
             "sweep": _STR,
             "store": _STR,
             "trials": _COUNT,

@@ -1,7 +1,8 @@
 """Per-condition rows of a sweep — the seed's ``summarize.py`` (buzz-harness.md §6.5).
 
-Rows are keyed by (condition, manifest_sha256): two runs pool only if they were the same
-experiment. Failed and timed-out trials count as reward 0 and their cost counts; nothing is
+Rows are keyed by (condition, manifest_sha256, stack digest): two runs pool only if they were the
+same experiment, and the stack is part of the experiment — buzz-acp carries a production base
+prompt that changes behaviour without changing the condition hash. Failed and timed-out trials count as reward 0 and their cost counts; nothing is
 dropped from the denominator. The caveats that can void a comparison on their own are kept
 beside the score as flags, in the seed's order and spelling: ``timeout×n``,
 ``LAUNCH-FAILED×n``, ``error×n``, ``ROUND-CAPPED×n``, ``unpriced×n``, ``VERIFIER-BROKEN×n``,
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
+from buzz_operator.api.stack import pooled_stack
 from buzz_operator.sweep.rollup import PASS_THRESHOLD, k_values, pass_at_k
 
 from .trial import UNKNOWN_CONDITION, TrialRecord
@@ -27,10 +29,11 @@ from .trial import UNKNOWN_CONDITION, TrialRecord
 
 @dataclass(slots=True)
 class ConditionRow:
-    """Every committed trial that ran under one manifest hash."""
+    """Every committed trial that ran under one manifest hash and one stack ("" when unknown)."""
 
     condition: str
     manifest_sha256: str
+    stack_digest: str = ""
     trials: list[TrialRecord] = field(default_factory=list)
 
     @property
@@ -153,16 +156,22 @@ class ConditionRow:
 
 
 def group(records: Iterable[TrialRecord]) -> list[ConditionRow]:
-    """Rows sorted by (condition, hash). A trial known only by its hash (it died before any
-    file named its condition) takes the name its siblings under the same hash report."""
+    """Rows sorted by (condition, hash, stack). A trial known only by its hash (it died before any
+    file named its condition) takes the name its siblings under the same hash report; one whose
+    stack is unknown joins the one stack its siblings ran (api.stack.pooled_stack)."""
     records = list(records)
     names = {r.manifest_sha256: r.condition for r in records if r.condition != UNKNOWN_CONDITION}
-    rows: dict[tuple[str, str], ConditionRow] = {}
+    stacks: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        if r.stack_digest:
+            stacks[r.manifest_sha256].add(r.stack_digest)
+    rows: dict[tuple[str, str, str], ConditionRow] = {}
     for record in sorted(records, key=lambda r: r.name):
         condition = names.get(record.manifest_sha256, record.condition)
-        key = (condition, record.manifest_sha256)
+        stack = pooled_stack(record.stack_digest, stacks[record.manifest_sha256]) or ""
+        key = (condition, record.manifest_sha256, stack)
         rows.setdefault(key, ConditionRow(*key)).trials.append(record)
-    return sorted(rows.values(), key=lambda row: (row.condition, row.manifest_sha256))
+    return sorted(rows.values(), key=lambda row: (row.condition, row.manifest_sha256, row.stack_digest))
 
 
 @dataclass(frozen=True, slots=True)

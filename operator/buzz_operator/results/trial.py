@@ -9,6 +9,10 @@ condition they belong to are the ones a summary must not drop: ``agent_result.me
 (condition, manifest_sha256), then the bundle's ``agent/buzz/summary.json``, then (where the
 seed recomputed the hash from ``config.json``'s manifest path) the bundle's own
 ``agent/buzz/manifest.json``, and last the trial spec's ``conditionHash`` in ``config.json``.
+
+The stack a trial ran (its digest over every binary under /opt/buzz/bin) is read from
+``agent_result.metadata.stack``, then the bundle's ``summary.json`` ``stack``; "" when neither
+says (a bundle of an earlier build, or a try whose pod never installed a stack).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ class TrialRecord:
     timeout_multiplier: float
     agents: int
     attempt: int | None = None
+    stack_digest: str = ""
     rewards: dict[str, float] = field(default_factory=dict)
     exception_type: str | None = None
     exception_message: str | None = None
@@ -150,6 +155,14 @@ def _identity(
     return None
 
 
+def _stack_digest(*documents: Mapping[str, Any]) -> str:
+    for document in documents:
+        stack = document.get("stack")
+        if isinstance(stack, Mapping) and isinstance(stack.get("digest"), str) and stack["digest"]:
+            return str(stack["digest"])
+    return ""
+
+
 def needs_fallback(trial_files: Mapping[str, bytes]) -> bool:
     """A committed trial whose result.json and bundle summary.json do not name its condition:
     its identity must come from the bundle's manifest.json (files.fallback_needs)."""
@@ -217,6 +230,7 @@ def read_trial(
         attempt=int(spec["attempt"])
         if isinstance(spec, Mapping) and isinstance(spec.get("attempt"), int)
         else None,
+        stack_digest=_stack_digest(metadata, summary or load_json(trial_files.get(F.BUNDLE_SUMMARY))),
         rewards={k: float(v) for k, v in rewards_raw.items() if number(v) is not None},
         # the project's reason (buzz_reason), not Harbor's name for it (ledger/harbor_errors.py)
         exception_type=recorded_reason(exception),

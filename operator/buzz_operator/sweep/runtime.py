@@ -198,7 +198,8 @@ async def reconcile(
     new = new.model_copy(update={"lock_digest": digest})
     if (results := results_digest(mine)) is not None and results != previous.summary_digest:
         document = summary_document(sweep=name, namespace=namespace, condition=manifest.condition,
-                                    condition_hash=manifest.sha256, rollup=figures, trials=mine, now=now)
+                                    condition_hash=manifest.sha256, rollup=figures, trials=mine,
+                                    attempts=spec.attempts, now=now)
         try:
             url = await runtime_store.write_summary(store, name, document)
             new = new.model_copy(update={"summary_url": url, "summary_digest": results})

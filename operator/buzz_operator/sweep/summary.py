@@ -45,6 +45,7 @@ class TrialSummary:
     created_generation: int | None = None  # the sweep generation this trial was created under
     regrade_requested: int | None = None  # generation named by the trial's regrade annotation
     regraded_generation: int | None = None  # generation of its last finished regrade
+    stack_digest: str | None = None  # the stack its current (or last) try installed
 
     @property
     def active(self) -> bool:
@@ -101,4 +102,5 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
         created_generation=int(created) if created and created.isdigit() else None,
         regrade_requested=int(regrade) if regrade and regrade.isdigit() else None,
         regraded_generation=status.regrade.generation if status.regrade else None,
+        stack_digest=status.stack.digest if status.stack else None,
     )

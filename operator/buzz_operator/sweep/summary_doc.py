@@ -1,5 +1,7 @@
 """The sweep's summary.json: the status figures plus one line per trial — what the status
-cannot hold (its size must not grow with trials) but a reader of storage wants first. Pure."""
+cannot hold (its size must not grow with trials) but a reader of storage wants first — and the
+finished trials' figures per (condition, hash, stack digest): two stacks under one condition
+hash are two experiments (buzz-acp's base prompt is not in the hash), so they get a row each. Pure."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from buzz_operator.sweep.rollup import SweepRollup
+from buzz_operator.api.stack import pooled_stack
+from buzz_operator.sweep.rollup import SweepRollup, rollup
 from buzz_operator.sweep.summary import TrialSummary
 
 SUMMARY_VERSION = 1
@@ -23,6 +26,7 @@ def summary_document(
     condition_hash: str,
     rollup: SweepRollup,
     trials: Sequence[TrialSummary],
+    attempts: int,
     now: datetime,
 ) -> dict[str, Any]:
     return {
@@ -41,15 +45,35 @@ def summary_document(
         "meanReward": rollup.mean_reward,
         "passAtK": dict(rollup.pass_at_k),
         "costUSD": {"floor": rollup.cost_floor, "ceiling": rollup.cost_ceiling},
+        "rows": stack_rows(condition, condition_hash, trials, attempts),
         "trials": [
             {
                 "name": t.name, "task": t.task, "attempt": t.attempt, "state": t.state.value,
                 "outcome": t.outcome, "reason": t.reason, "reward": t.reward, "scored": t.scored,
-                "costUSD": {"floor": t.cost_floor, "ceiling": t.cost_ceiling},
+                "costUSD": {"floor": t.cost_floor, "ceiling": t.cost_ceiling}, "stackDigest": t.stack_digest,
             }
             for t in sorted(trials, key=lambda t: t.name)
         ],
     }
+
+
+def stack_rows(condition: str, condition_hash: str, trials: Sequence[TrialSummary], attempts: int) -> list[dict[str, Any]]:
+    """The finished trials' figures keyed by (condition, conditionHash, stackDigest), one row per
+    stack they ran; stackDigest null for trials whose stack is not known."""
+    finished = [t for t in trials if not t.active]
+    known = {t.stack_digest for t in finished if t.stack_digest}
+    groups: dict[str | None, list[TrialSummary]] = {}
+    for trial in finished:
+        groups.setdefault(pooled_stack(trial.stack_digest, known), []).append(trial)
+    rows = []
+    for digest, members in sorted(groups.items(), key=lambda item: item[0] or ""):
+        figures = rollup(members, attempts)
+        rows.append({
+            "condition": condition, "conditionHash": condition_hash, "stackDigest": digest,
+            "trials": len(members), "scored": figures.scored, "meanReward": figures.mean_reward,
+            "passAtK": dict(figures.pass_at_k), "costUSD": {"floor": figures.cost_floor, "ceiling": figures.cost_ceiling},
+        })
+    return rows
 
 
 def results_digest(trials: Sequence[TrialSummary]) -> str | None:
@@ -58,7 +82,8 @@ def results_digest(trials: Sequence[TrialSummary]) -> str | None:
     regraded — and only then: rewriting an unchanged file every tick would cost hours of I/O,
     and a failed write is retried because the recorded digest only moves with a write that landed."""
     finished = sorted(
-        (t.name, t.state.value, t.outcome, t.reward, t.cost_floor, t.cost_ceiling) for t in trials if not t.active
+        (t.name, t.state.value, t.outcome, t.reward, t.cost_floor, t.cost_ceiling, t.stack_digest or "")
+        for t in trials if not t.active
     )
     if not finished:
         return None

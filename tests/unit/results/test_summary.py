@@ -96,6 +96,28 @@ def test_a_trial_known_only_by_its_hash_pools_with_its_siblings(tmp_path: Path) 
     assert [(r.condition, r.n) for r in rows] == [("standin-team", 2)]
 
 
+def test_two_stacks_under_one_condition_hash_are_two_rows(tmp_path: Path) -> None:
+    # the tag was rebuilt between attempts: a new buzz-acp (its base prompt) under the same hash
+    rebuilt = "c" * 64
+    build_sweep(tmp_path, "s", [TrialPlan("hello-file", 1), TrialPlan("hello-file", 2),
+                                TrialPlan("hello-file", 3, reward=0.0, buzz_acp=rebuilt)])
+    trials, config = read_sweep_files(tmp_path, "s")
+    rows = summarize_sweep("s", trials, config).rows
+    assert len({(r.condition, r.manifest_sha256) for r in rows}) == 1
+    by_stack = {r.stack_digest: r for r in rows}
+    assert len(by_stack) == 2 and all(len(digest) == 64 for digest in by_stack)
+    assert sorted((r.n, r.pass_rate) for r in rows) == [(1, 0.0), (2, 1.0)]  # never pooled into 2/3
+    assert {t.name for t in by_stack[TrialPlan("hello-file", 3, buzz_acp=rebuilt).stack["digest"]].trials} == {
+        "hello-file-3"}
+
+
+def test_a_trial_without_a_stack_joins_the_one_stack_its_siblings_ran(mixed: SweepSummary) -> None:
+    # reply-to-thread-2 never got a pod: no stack recorded, yet its 0 stays in the denominator
+    [row] = mixed.rows
+    launch = next(t for t in row.trials if t.name == "reply-to-thread-2")
+    assert launch.stack_digest == "" and row.stack_digest == TrialPlan("x", 1).stack["digest"]
+
+
 def test_files_that_are_not_a_buzz_trial_are_skipped(tmp_path: Path) -> None:
     summary = summarize_sweep("s", {"other": {"result.json": b'{"trial_name": "other", "task_name": "x"}'}})
     assert summary.rows == [] and summary.skipped == ("other",)

@@ -11,17 +11,18 @@ from buzz_operator.sweep.summary_doc import results_digest, summary_document
 NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
 
-def _trial(name: str, state: TrialState, reward: float | None = None, cost: float = 0.0) -> TrialSummary:
+def _trial(name: str, state: TrialState, reward: float | None = None, cost: float = 0.0,
+           stack: str | None = "a" * 64) -> TrialSummary:
     return TrialSummary(name=name, sweep="s", task=name.split("-")[0], attempt=0, state=state, reward=reward,
                         scored=state is TrialState.SUCCEEDED, cost_floor=cost, cost_ceiling=cost * 2,
-                        outcome="ok" if state is TrialState.SUCCEEDED else None)
+                        outcome="ok" if state is TrialState.SUCCEEDED else None, stack_digest=stack)
 
 
 def test_document_carries_counts_costs_and_every_trial_in_name_order() -> None:
     trials = [_trial("b-0", TrialState.SUCCEEDED, 1.0, 0.5), _trial("a-0", TrialState.RUNNING)]
     figures = rollup(trials, 1, planned=3)
     doc = summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
-                           rollup=figures, trials=trials, now=NOW)
+                           rollup=figures, trials=trials, attempts=1, now=NOW)
     assert doc["counts"]["succeeded"] == 1 and doc["counts"]["total"] == 3
     assert [t["name"] for t in doc["trials"]] == ["a-0", "b-0"]
     assert doc["costUSD"] == {"floor": 0.5, "ceiling": 1.0}
@@ -38,3 +39,33 @@ def test_the_results_digest_moves_only_with_finished_results() -> None:
     assert first is not None and results_digest([replace(running, state=TrialState.PENDING), done]) == first
     assert results_digest([running, replace(done, reward=0.5)]) != first  # regraded
     assert results_digest([running, done, _trial("c-0", TrialState.FAILED)]) != first  # one more finished
+    assert results_digest([running, replace(done, stack_digest="b" * 64)]) != first  # its stack became known
+
+
+def _rows(trials: list[TrialSummary], attempts: int = 2) -> list[dict]:
+    return summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
+                            rollup=rollup(trials, attempts), trials=trials, attempts=attempts, now=NOW)["rows"]
+
+
+def test_two_stacks_under_one_condition_hash_are_two_rows() -> None:
+    a, b = "a" * 64, "b" * 64
+    trials = [_trial("t-0", TrialState.SUCCEEDED, 1.0, 0.5, a), _trial("t-1", TrialState.SUCCEEDED, 1.0, 0.5, a),
+              _trial("u-0", TrialState.SUCCEEDED, 0.0, 0.25, b), _trial("v-0", TrialState.RUNNING, stack=b)]
+    rows = _rows(trials)
+    assert [(r["condition"], r["conditionHash"], r["stackDigest"]) for r in rows] == [
+        ("oracle", "h" * 64, a), ("oracle", "h" * 64, b)]
+    assert [(r["trials"], r["scored"], r["meanReward"]) for r in rows] == [(2, 2, 1.0), (1, 1, 0.0)]  # running: no row
+    assert rows[0]["costUSD"] == {"floor": 1.0, "ceiling": 2.0}
+    doc_trials = summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
+                                  rollup=rollup(trials, 2), trials=trials, attempts=2, now=NOW)["trials"]
+    assert {t["name"]: t["stackDigest"] for t in doc_trials}["u-0"] == b
+
+
+def test_a_trial_that_never_installed_a_stack_joins_the_one_its_siblings_ran() -> None:
+    a, b = "a" * 64, "b" * 64
+    launch_failed = _trial("x-0", TrialState.FAILED, 0.0, stack=None)
+    one = _rows([_trial("t-0", TrialState.SUCCEEDED, 1.0, stack=a), launch_failed])
+    assert [(r["stackDigest"], r["trials"]) for r in one] == [(a, 2)]  # its 0 still counts
+    two = _rows([_trial("t-0", TrialState.SUCCEEDED, 1.0, stack=a), _trial("u-0", TrialState.SUCCEEDED, 1.0, stack=b),
+                 launch_failed])
+    assert [(r["stackDigest"], r["trials"]) for r in two] == [(None, 1), (a, 1), (b, 1)]  # which? unknown: apart

@@ -1,12 +1,16 @@
 """The `make demo` path, asserted: the demo's own set-up (dev relay in the cluster behind a
-Service, Postgres behind a selector-less Service, the stand-in conditions as ConfigMaps, the
-endpoint ConfigMap and API-key Secret), the operator started as its console script, and
-manifests/sweeps/demo.yaml applied — both conditions over the whole buzz-native suite, two
-attempts each — with storage moved into the test's directory.
+Service, Postgres behind a selector-less Service, the scripted model endpoint behind a Service,
+the stand-in and scripted conditions as ConfigMaps, the endpoint ConfigMaps and API-key Secrets),
+the operator started as its console script, and manifests/sweeps/demo.yaml applied — four
+conditions over the whole buzz-native suite, two attempts each — with storage moved into the
+test's directory.
 
-Expected from the stand-ins (tests/unit/agent pins their behaviour): the oracle team scores 1.0
-on every task; the toplevel team fails reply-to-thread, and there only the `reply_to_thread`
-dimension (it answers at the top level), everywhere else 1.0."""
+Expected from the stand-ins (tests/unit/agent pins their behaviour) and from the scripted model
+(tests/unit/model), which the stand-in stack calls over HTTP as buzz-agent would: each oracle
+team scores 1.0 on every task; each toplevel team fails reply-to-thread, and there only the
+`reply_to_thread` dimension (it answers at the top level), everywhere else 1.0. The scripted
+trials' receipts bill exactly the tokens the scripted model reported, request by request, in its
+own log."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from typing import Any
 import pytest
 from buzz_operator.condition import ExperimentManifest, plan_seats
 from buzz_operator.dev import demo
+from buzz_operator.kube import devmodel
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
 from tests.integration.cli.real_bundles import check_sweep_results
@@ -26,7 +31,9 @@ from tests.support.harbor_venv import harbor_check, problems
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
 ATTEMPTS = 2
-CONDITION_FILES = {"demo-oracle": "standin-oracle.yaml", "demo-toplevel": "standin-toplevel.yaml"}
+CONDITION_FILES = {"demo-oracle": "standin-oracle.yaml", "demo-toplevel": "standin-toplevel.yaml",
+                   "demo-scripted-oracle": "scripted-oracle.yaml", "demo-scripted-toplevel": "scripted-toplevel.yaml"}
+SCRIPTED = ("demo-scripted-oracle", "demo-scripted-toplevel")
 LAYOUT = ("config.json", "result.json", "agent/buzz/manifest.json", "agent/buzz/receipts.jsonl",
           "agent/buzz/endpoints.redacted.json", "agent/buzz/summary.json", "agent/buzz/timing.json",
           "agent/buzz/transcript.json", "agent/buzz/buzz-evidence.json")
@@ -83,9 +90,11 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             done = [s for s in items if (condition(s, "Complete") or {}).get("status") == "True"]
             return items if len(done) == len(CONDITION_FILES) else None
 
-        sweeps = wait_until(finished, 1500, "both demo sweeps to complete")
-        print(f"\ndemo path: {len(SUITE) * ATTEMPTS * 2} trials in {time.monotonic() - started:.0f}s")
+        sweeps = wait_until(finished, 1500, "every demo sweep to complete")
+        print(f"\ndemo path: {len(SUITE) * ATTEMPTS * len(CONDITION_FILES)} trials in "
+              f"{time.monotonic() - started:.0f}s")
         api_key = (await read_secret(kube, namespace, "standin-api-keys"))["STANDIN_API_KEY"]
+        scripted_key = (await read_secret(kube, namespace, "scripted-api-keys"))["OPENAI_COMPAT_API_KEY"]
         owner = (await read_secret(kube, namespace, "buzz-dev-relay"))["owner-key"]
 
         for sweep in sweeps:
@@ -104,7 +113,7 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
                 assert trial_status["outcome"] == "ok", trial_status
                 bundle = store / name / trial["metadata"]["name"]
                 assert trial_status["bundleURL"] == f"file://{bundle}"
-                _check_bundle(bundle, seats, [api_key, owner])
+                _check_bundle(bundle, seats, [api_key, scripted_key, owner])
                 result = json.loads((bundle / "result.json").read_text())
                 assert result["verifier_result"]["rewards"]["reward"] == trial_status["reward"]
                 if trial_status["reward"] < 1.0:
@@ -114,10 +123,10 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             # result.json only where the trial completed: every trial directory is one of the trials
             committed = {p.parent.name for p in (store / name).glob("*/result.json")}
             assert committed == {t["metadata"]["name"] for t in trials}
-            if name == "demo-oracle":
-                assert misses == {} and status["meanReward"] == 1.0, misses
+            if name.endswith("-oracle"):
+                assert misses == {} and status["meanReward"] == 1.0, (name, misses)
             else:
-                assert misses == {"reply-to-thread": ["reply_to_thread"] * ATTEMPTS}, misses
+                assert misses == {"reply-to-thread": ["reply_to_thread"] * ATTEMPTS}, (name, misses)
 
             for document in ("config.json", "lock.json", "summary.json"):
                 assert (store / name / document).is_file(), f"{name}/{document} missing"
@@ -132,18 +141,33 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             document = check_sweep_results(f"file://{store}", name, tmp_path / "results" / name)
             [row] = document["conditions"]
             assert row["n"] == len(trials) and row["pass_rate"] == pytest.approx(status["meanReward"]), (row, status)
-            if name == "demo-oracle":
+            if name.endswith("-oracle"):
                 assert document["failures"] == []
             else:
                 assert {(f["task"], f["reason"]) for f in document["failures"]} == {
                     ("reply-to-thread", "failed reply_to_thread")}
 
+        check_endpoint_billing(store, await devmodel.logs(kube, namespace))
         check_with_harbor(store, tmp_path / "results")
     finally:
         for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served
             kubectl_json_quiet(namespace, name)
         operator.terminate()
         operator.wait(timeout=60)
+
+
+def check_endpoint_billing(store: Path, model_log: str) -> None:
+    """Every token the scripted model reported is in a scripted trial's receipt, and nothing else
+    is: the model pod served only these sweeps, so its log's usage, summed over every request it
+    answered, equals the receipts' sums (a retried try would show here as tokens never billed)."""
+    served = [json.loads(line) for line in model_log.splitlines() if line.startswith("{") and '"usage"' in line]
+    assert served and all(line["status"] == 200 for line in served)
+    receipts = [json.loads(line) for name in SCRIPTED for path in sorted((store / name).glob("*/agent/buzz/receipts.jsonl"))
+                for line in path.read_text().splitlines()]
+    assert len(receipts) == len(SUITE) * ATTEMPTS * len(SCRIPTED)
+    assert sum(r["input_tokens"] for r in receipts) == sum(line["usage"]["prompt_tokens"] for line in served)
+    assert sum(r["output_tokens"] for r in receipts) == sum(line["usage"]["completion_tokens"] for line in served)
+    assert all(r["endpoint"].startswith("scripted/") and r["input_tokens"] > 0 for r in receipts)
 
 
 def check_with_harbor(store: Path, results: Path) -> None:

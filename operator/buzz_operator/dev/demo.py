@@ -2,8 +2,9 @@
 
 hack/demo.sh brings up the cluster, Postgres and the images; this module does the rest, as a
 kind user would: the CRDs, the dev relay and its Postgres behind Services in a `buzz-demo`
-namespace, the stand-in conditions as ConfigMaps, the operator, the two sample sweeps
-(manifests/sweeps/demo.yaml), a watch to the end, and the results table.
+namespace, the scripted model endpoint behind a Service, the stand-in and scripted conditions as
+ConfigMaps, the operator, the sample sweeps (manifests/sweeps/demo.yaml), a watch to the end, and
+the results table.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from rich.table import Table
 
 from buzz_operator.api.common import GROUP
 from buzz_operator.dev.localstack import with_database
-from buzz_operator.kube import devrelay
+from buzz_operator.kube import devmodel, devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.kube.objects import create_secret, read_secret, secret_body
 from buzz_operator.relay.nostr import Keypair
@@ -38,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[3]
 NAMESPACE = "buzz-demo"
 RELAY_URL = "ws://localhost:3600"
 RELAY_DB = "buzz_demo_relay"
-SWEEPS = ("demo-oracle", "demo-toplevel")
-CONDITIONS = {"standin-oracle": "standin-oracle.yaml", "standin-toplevel": "standin-toplevel.yaml"}
+SWEEPS = ("demo-oracle", "demo-toplevel", "demo-scripted-oracle", "demo-scripted-toplevel")
+CONDITIONS = {"standin-oracle": "standin-oracle.yaml", "standin-toplevel": "standin-toplevel.yaml",
+              "scripted-oracle": "scripted-oracle.yaml", "scripted-toplevel": "scripted-toplevel.yaml"}
 console = Console(width=140)
 
 
@@ -124,11 +126,26 @@ async def set_up(pg_dsn: str, host_ip: str, namespace: str = NAMESPACE, relay_db
         console.print(f"dev relay {RELAY_URL} at {relay.target}, Postgres at {cluster_ip}:5432")
         await create_secret(kube, namespace, secret_body(
             "standin-api-keys", {"STANDIN_API_KEY": f"standin-{secrets.token_hex(16)}"}, labels={}, owner=None))
+        model = await devmodel.deploy(kube, namespace)
+        console.print(f"scripted model endpoint at {model.base_url}")
+        # the scripted model checks no key, but the seat carries one exactly as with a real provider
+        await create_secret(kube, namespace, secret_body(
+            "scripted-api-keys", {"OPENAI_COMPAT_API_KEY": f"scripted-{secrets.token_hex(16)}"}, labels={}, owner=None))
     items = [condition_config_map(name, file) for name, file in CONDITIONS.items()]
     items.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "standin-endpoints"},
                   "data": {"standin.json": (ROOT / "manifests/endpoints/standin.json").read_text()}})
+    items.append(scripted_endpoints(model.base_url))
     kubectl("-n", namespace, "apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                    "items": items}))
+
+
+def scripted_endpoints(base_url: str) -> dict[str, Any]:
+    """manifests/endpoints/scripted.json as a ConfigMap, its base URLs naming the model Service by
+    ClusterIP: there is no cluster DNS to resolve `buzz-scripted-model`."""
+    config = json.loads((ROOT / "manifests/endpoints/scripted.json").read_text())
+    pointed = devmodel.point_endpoints(config, base_url)
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "scripted-endpoints"},
+            "data": {"scripted.json": json.dumps(pointed, indent=2) + "\n"}}
 
 
 def demo_sweeps(storage_url: str | None = None) -> list[dict[str, Any]]:

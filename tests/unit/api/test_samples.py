@@ -24,14 +24,17 @@ def test_samples_validate(path: Path) -> None:
         validate_sweep_spec(document["spec"])
 
 
-def test_demo_runs_oracle_and_toplevel() -> None:
+def test_demo_runs_oracle_and_toplevel_folded_in_and_on_the_scripted_endpoint() -> None:
     (demo,) = [path for path in SAMPLES if path.name == "demo.yaml"]
     specs = {doc["metadata"]["name"]: validate_sweep_spec(doc["spec"]) for doc in _documents(demo)}
-    assert sorted(specs) == ["demo-oracle", "demo-toplevel"]
+    assert sorted(specs) == ["demo-oracle", "demo-scripted-oracle", "demo-scripted-toplevel", "demo-toplevel"]
     for name, spec in specs.items():
+        family = "scripted" if name.startswith("demo-scripted-") else "standin"
         assert spec.condition.config_map_ref is not None
-        assert spec.condition.config_map_ref.name == name.replace("demo-", "standin-")
+        assert spec.condition.config_map_ref.name == f"{family}-{name.rsplit('-', 1)[1]}"
+        assert spec.endpoints.config_map_ref is not None and spec.endpoints.config_map_ref.name == f"{family}-endpoints"
+        assert spec.endpoints.secret_ref is not None and spec.endpoints.secret_ref.name == f"{family}-api-keys"
         assert spec.dataset.builtin is not None
-        assert (spec.attempts, spec.parallelism) == (2, 4)
+        assert (spec.attempts, spec.parallelism) == (2, 2)  # eight trials at once in all: one 2-core node
         assert spec.relay.url == "ws://localhost:3600" and spec.relay.service_ref.name == "buzz-dev-relay"
         assert spec.storage is not None and spec.storage.url == "file:///var/lib/buzz-operator/bundles"

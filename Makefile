@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e faults \
-        cluster-up cluster-down cluster-status services images crds bench demo clean chart kind-up
+        cluster-up cluster-down cluster-status services images stack-image crds bench demo clean chart kind-up
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -39,6 +39,9 @@ services: ## Postgres and the S3 test server on private ports
 
 images: install ## build every image (base, pause, operator, stack, dev relay, task images) and import them
 	@bash hack/images.sh build pause base operator dev-relay stack tasks
+
+stack-image: install ## a folder-layout stack image of BUZZ_BIN_DIR's Linux binaries (sprig, or buzz-acp, …), imported; prints its reference
+	@bash hack/images.sh stack-image "$(BUZZ_BIN_DIR)"
 
 crds: install ## regenerate crds/ from the pydantic API models
 	@$(PY) -m buzz_operator.api.crdgen

@@ -6,6 +6,9 @@
 #   hack/images.sh build [NAME...]   build what is missing (names: base pause operator stack dev-relay tasks)
 #   hack/images.sh import            import every cached archive into the running containerd
 #   hack/images.sh list              the image references the project uses
+#   hack/images.sh stack-image DIR   a folder-layout stack image from DIR's Linux binaries (docs/stack.md),
+#                                    imported; prints its reference (BUZZ_STACK_IMAGE_NAME, BUZZ_CA_BUNDLE)
+#   hack/images.sh context NAME DIR  DIR/Dockerfile (FROM ${BASE_IMAGE}) built as NAME and imported (test images)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +106,26 @@ stage_stack() {
   cp "$ROOT/images/stack/Dockerfile" "$ctx/Dockerfile"
 }
 
+# A folder-layout stack image of the user's own binaries: checked and staged by
+# buzz_operator.dev.stack.from_binaries, built on the base with images/stack/Dockerfile (the
+# stand-in's), tagged by its content digest unless BUZZ_STACK_IMAGE_NAME names it, so a rebuilt
+# folder never moves a tag a sweep already ran.
+build_stack_image() {
+  local dir=${1:-}
+  [ -n "$dir" ] || die "usage: make stack-image BUZZ_BIN_DIR=/path/to/linux/binaries"
+  local ctx=$IMAGES/ctx/stack-user
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  "$ROOT/.venv/bin/python" -m buzz_operator.dev.stack.from_binaries "$dir" "$ctx/stack" \
+    --ca-bundle "${BUZZ_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}" || die "BUZZ_BIN_DIR $dir cannot become a stack image (above)"
+  cp "$ROOT/images/stack/Dockerfile" "$ctx/Dockerfile"
+  build_base
+  local name=${BUZZ_STACK_IMAGE_NAME:-docker.io/buzz/stack-user:$(ctx_digest "$ctx")}
+  buildah_build "$name" "$ctx" "$ctx/Dockerfile" "BASE_IMAGE=$BASE_IMAGE"
+  if [ -S "$CTRD_SOCK" ]; then "$0" import; else log "containerd is not running: 'make cluster-up', then 'hack/images.sh import'"; fi
+  log "stack image $name (layout folder); in a BuzzSweep: spec.stack: {image: $name, layout: folder}"
+  echo "$name"
+}
+
 build_one() {
   case $1 in
     pause) build_pause ;;
@@ -149,5 +172,15 @@ import)
 list)
   echo "$PAUSE_IMAGE $BASE_IMAGE $OPERATOR_IMAGE $STACK_IMAGE $RELAY_IMAGE" | tr ' ' '\n'
   ;;
-*) die "usage: hack/images.sh build [NAME...] | import | list" ;;
+stack-image)
+  need_root; bash "$(dirname "$0")/deps.sh"
+  build_stack_image "${2:-}"
+  ;;
+context)
+  need_root; bash "$(dirname "$0")/deps.sh"
+  [ -n "${2:-}" ] && [ -f "${3:-}/Dockerfile" ] || die "usage: hack/images.sh context NAME DIR (DIR/Dockerfile)"
+  build_base; buildah_build "$2" "$3" "$3/Dockerfile" "BASE_IMAGE=$BASE_IMAGE"
+  "$0" import
+  ;;
+*) die "usage: hack/images.sh build [NAME...] | import | list | stack-image DIR | context NAME DIR" ;;
 esac

@@ -6,7 +6,9 @@
     DIR/<trial>/…        every committed trial's bundle, byte for byte (result.json included)
 
 Only committed trials are exported: Harbor treats a trial dir without result.json as
-unfinished and deletes it on resume, so copying one would only invite that.
+unfinished and deletes it on resume, so copying one would only invite that. A trial whose bundle
+is quarantined (suspected secrets, spec.storage.quarantinePrefix) is left out and listed: an
+export is made to be shared, the quarantine to keep a leaked key from being shared.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from buzz_operator.cli.sweep_results import LoadedSweep
 from buzz_operator.results import job_config, job_result, leaderboard_metadata
 from buzz_operator.results.files import BUNDLE_MANIFEST, CONFIG, ENDPOINTS, RESULT
 from buzz_operator.results.trial import load_json
+from buzz_operator.storage.bundle import quarantine_of
 from buzz_operator.storage.layout import RETRIES_DIR
 
 
@@ -34,8 +37,12 @@ def _spec(loaded: LoadedSweep) -> dict[str, Any]:
 async def download(loaded: LoadedSweep, target: Path) -> list[str]:
     """Every committed trial's bundle into target/<trial>/; the trial names."""
     summary = loaded.summary
-    committed = [t.name for t in summary.trials]
-    for name in committed:
+    committed = []
+    for name in (t.name for t in summary.trials):
+        if await guarded(f"reading {loaded.store_url}/{summary.sweep}/{name}",
+                         quarantine_of(loaded.store, summary.sweep, name)) is not None:
+            continue
+        committed.append(name)
         await guarded(
             f"downloading {loaded.store_url}/{summary.sweep}/{name}",
             loaded.store.get_dir(f"{summary.sweep}/{name}", target / name),
@@ -83,6 +90,7 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
         "job_dir": str(target),
         "trials": len(committed),
         "unfinished": list(summary.unfinished),
+        "quarantined": sorted({t.name for t in summary.trials} - set(committed)),
         "metadata_yaml": metadata_written,
     }
 

@@ -92,3 +92,14 @@ def test_a_reader_who_cannot_see_the_quarantine_does_not_count_it_clean(tmp_path
     document = _summary(_store(tmp_path, quarantine="restricted"))
     [row] = document["conditions"]
     assert row["n"] == 1 and document["unfinished"] == ["leaky-1"]
+
+
+def test_an_export_leaves_a_quarantined_trial_out_and_says_so(tmp_path: Path) -> None:
+    store = _store(tmp_path, quarantine="quarantine")
+    job = tmp_path / "job"
+    done = CliRunner().invoke(app, ["sweep", "export", "leaky", str(job), "--store", store, "-o", "json"])
+    assert done.exit_code == 0, done.stderr
+    written = json.loads(done.stdout)
+    assert written["trials"] == 1 and written["quarantined"] == ["leaky-1"]
+    assert sorted(p.name for p in job.iterdir() if p.is_dir()) == ["clean-1"]
+    assert not [p for p in job.rglob("*") if p.is_file() and LEAKED in p.read_text(errors="replace")]

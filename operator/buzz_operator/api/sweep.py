@@ -19,13 +19,12 @@ from buzz_operator.api.common import (
     CostRange,
     ImagePullPolicy,
     LocalObjectRef,
-    SecretKeyRef,
-    ServiceRef,
     SpecModel,
     StatusModel,
     Timestamp,
     Waiting,
 )
+from buzz_operator.api.relay import RelaySpec
 from buzz_operator.api.rules import exactly_one, rule, validations
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 
@@ -203,27 +202,6 @@ class Budget(SpecModel):
             "Stop starting trials once the sweep's cost ceiling reaches this many USD "
             "(condition BudgetExhausted); running trials finish and are billed."
         ),
-    )
-
-
-class RelaySpec(SpecModel):
-    """The Buzz relay trials run against."""
-
-    url: str = Field(
-        pattern=r"^wss?://[^/\s]+(/.*)?$",
-        description=(
-            "Canonical relay URL, e.g. ws://localhost:3600. The relay binds tenants to this "
-            "authority, so agents dial exactly this URL and the pod's forwarder carries it."
-        ),
-    )
-    service_ref: ServiceRef = Field(
-        description="In-cluster Service the forwarder targets; its ClusterIP is resolved through the API."
-    )
-    owner_key_secret_ref: SecretKeyRef = Field(
-        description="Secret key holding the relay owner's hex secret key (signs NIP-OA agent auth tags)."
-    )
-    postgres_dsn_secret_ref: SecretKeyRef = Field(
-        description="Secret key holding the relay database DSN (tenant provisioning and teardown)."
     )
 
 

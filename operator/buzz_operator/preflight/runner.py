@@ -84,7 +84,7 @@ async def check_relay(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> tuple[
         await tenant.healthcheck(target)
     except ProvisioningError as error:
         if not str(error).startswith("postgres"):  # Postgres has its own check
-            return [failed(checks.RELAY, f"spec.relay: {error}"),
+            return [failed(checks.RELAY, relay_failure(target, error)),
                     skipped(checks.RELAY_OWNER_KEY, "relay not ready")], target
     try:
         owner = await check_owner_key(target)
@@ -96,6 +96,16 @@ async def check_relay(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> tuple[
         return [failed(checks.RELAY, f"spec.relay.url: {refusal}"),
                 skipped(checks.RELAY_OWNER_KEY, "the relay refuses the tenant host")], target
     return [passed(checks.RELAY, f"{target.authority} ready"), owner], target
+
+
+def relay_failure(target: RelayTarget, error: ProvisioningError) -> str:
+    """The relay check's detail, naming the field to look at: a TLS failure names its own
+    (tls.describe_tls_failure); otherwise it is where the operator dialled — the Service for a
+    loopback URL, the URL itself for a direct one."""
+    text = str(error)
+    if text.startswith("spec."):
+        return text
+    return f"{'spec.relay.serviceRef' if target.connect_url else 'spec.relay.url'}: {text}"
 
 
 async def check_owner_key(target: RelayTarget) -> CheckResult:

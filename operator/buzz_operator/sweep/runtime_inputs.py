@@ -19,6 +19,7 @@ import yaml
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.api.common import SecretKeyRef
+from buzz_operator.api.relay import RelayCABundle, is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import (
     ConditionError,
@@ -33,6 +34,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay.hosts import relay_url_problem
 from buzz_operator.relay.nostr import KeyFormatError, secret_key_hex
 from buzz_operator.relay.tenant_models import RelayTarget
+from buzz_operator.relay.tls import ca_bundle_problem
 from buzz_operator.storage import InvalidKey, ObjectStore, StorageError, open_store, validate_prefix
 from buzz_operator.storage.durability import ephemeral_paths, ephemeral_storage_problem
 
@@ -216,6 +218,32 @@ def dsn_problem(dsn: str) -> str | None:
     return None
 
 
+async def relay_ca_bundle(kube: Kube, namespace: str, source: RelayCABundle) -> str:
+    """The PEM of spec.relay.caBundle, read and checked where it is first read: a document that
+    is not CA certificates is the spec's fault, named once, not a TLS error in every trial."""
+    if source.secret_key_ref is not None:
+        ref, kind = source.secret_key_ref, "Secret"
+        field = "spec.relay.caBundle.secretKeyRef"
+        try:
+            data = await objects.read_secret(kube, namespace, ref.name)
+        except ApiException as exc:
+            raise InputError(field, f"Secret {ref.name} cannot be read (HTTP {exc.status})") from exc
+        except UnicodeDecodeError as exc:  # a binary value (a keystore) beside the PEM
+            raise InputError(field, f"Secret {ref.name} holds a value that is not text") from exc
+    else:
+        config_ref = source.config_map_key_ref
+        assert config_ref is not None  # the model guarantees exactly one source
+        ref, kind = config_ref, "ConfigMap"
+        field = "spec.relay.caBundle.configMapKeyRef"
+        data = await config_map(kube, namespace, ref.name, field)
+    if ref.key not in data:
+        raise InputError(f"{field}.key", f"{kind} {ref.name} has no key {ref.key}")
+    pem = data[ref.key]
+    if problem := ca_bundle_problem(pem):
+        raise InputError(field, f"{kind} {ref.name} key {ref.key} {problem}")
+    return pem
+
+
 async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
     relay = spec.relay
     if problem := relay_url_problem(relay.url):
@@ -227,15 +255,25 @@ async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> Relay
     if problem := dsn_problem(dsn):
         raise InputError("spec.relay.postgresDsnSecretRef",
                          f"Secret {dsn_ref.name} key {dsn_ref.key} is not a Postgres URL: {problem}")
+    ca_pem = await relay_ca_bundle(kube, namespace, relay.ca_bundle) if relay.ca_bundle is not None else None
+    if not is_loopback_url(relay.url):
+        # direct: the operator dials the URL as written, exactly as the agents do
+        return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn, ca_pem=ca_pem)
+    service = relay.service_ref
+    if service is None:  # the model refuses this; a CRD older than its CEL rule may not
+        raise InputError("spec.relay.serviceRef", "required when spec.relay.url is a loopback address")
     try:
-        target = await objects.service_target(kube, namespace, relay.service_ref.name, relay.service_ref.port)
+        target = await objects.service_target(kube, namespace, service.name, service.port)
     except ApiException as exc:
-        raise InputError("spec.relay.serviceRef", f"Service {relay.service_ref.name} cannot be read "
+        raise InputError("spec.relay.serviceRef", f"Service {service.name} cannot be read "
                                                   f"(HTTP {exc.status})") from exc
     except ValueError as exc:
         raise InputError("spec.relay.serviceRef", str(exc)[:200]) from exc
-    # The operator dials the Service's ClusterIP and presents the canonical authority as Host.
-    return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn, connect_url=f"ws://{target}")
+    # Loopback: the operator dials the Service's ClusterIP, as the pods' forwarder does, with the
+    # URL's scheme (TLS goes end to end through the forwarder) and the canonical authority as Host.
+    scheme = urlsplit(relay.url).scheme
+    return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn, connect_url=f"{scheme}://{target}",
+                       ca_pem=ca_pem)
 
 
 def storage_url(spec: BuzzSweepSpec) -> str:

@@ -6,12 +6,13 @@ One pod per try (ARCHITECTURE.md "The trial pod"):
   trial/stack_install.py), and leaves the digests of what it installed there;
 - container `task` runs the task image kept alive by a shell loop, so every corridor step
   runs by exec exactly as the seed drove its Docker container;
-- native sidecar `forwarder` (an init container with `restartPolicy: Always`, Kubernetes ≥ 1.29)
-  listens on 127.0.0.1:<relay port> inside the pod's network namespace and pumps bytes to the
-  relay Service's ClusterIP, so agents dial the relay's canonical URL authority (the relay binds
-  tenants to the Host header). As a sidecar it is started before the task container and stopped
-  after it, so no step ever runs while the relay path is missing, and a forwarder crash is
-  restarted by the kubelet instead of leaving the pod half-alive.
+- native sidecar `forwarder` (an init container with `restartPolicy: Always`, Kubernetes ≥ 1.29),
+  only when the relay URL is a loopback address (api/relay.py): it listens there, inside the
+  pod's network namespace, and pumps bytes to the relay Service's ClusterIP, so agents dial the
+  relay's canonical URL authority (the relay binds tenants to the Host header). As a sidecar it
+  is started before the task container and stopped after it, so no step ever runs while the
+  relay path is missing, and a forwarder crash is restarted by the kubelet instead of leaving the
+  pod half-alive. A relay URL pods can route to is dialled directly, and the pod has no forwarder.
 
 Nothing secret is in the spec: seat keys and model API keys reach agents through exec
 environments, so `kubectl get pod -o yaml` and the pod's own filesystem do not hold them,
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 
 from buzz_operator.api import labels
 from buzz_operator.api.ownership import owner_reference
+from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.stack import StackSource
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.paths import REMOTE_ROOT
@@ -76,16 +78,34 @@ RESTRICTED_SECURITY_CONTEXT: dict[str, Any] = {
 
 
 def forwarder_listen_address(relay_url: str) -> str:
-    """Where agents' connections to the canonical relay URL land inside the pod (§4.3).
+    """Where agents' connections to a loopback relay URL land inside the pod (§4.3).
 
-    ws://localhost:3600 → 127.0.0.1:3600: the authority's port on loopback (80/443 when the
-    URL has none), because agents resolve the URL's host to the pod's own loopback.
+    ws://localhost:3600 → 127.0.0.1:3600, ws://127.0.0.2:3600 → 127.0.0.2:3600 and
+    ws://[::1]:3600 → [::1]:3600: the address agents dial, on the pod's own loopback. Acceptance
+    refused loopback URLs whose port the unprivileged forwarder cannot bind (api/relay.py); a URL
+    that is not loopback has no forwarder at all.
     """
+    if not is_loopback_url(relay_url):
+        raise ValueError(f"relay url {relay_url[:120]!r} is not a loopback address: pods dial it directly")
     parts = urlsplit(relay_url)
-    if parts.scheme not in {"ws", "wss"} or not parts.hostname:
-        raise ValueError(f"relay url must be ws://host[:port] or wss://…, not {relay_url!r}")
+    host = parts.hostname or ""
+    address = "127.0.0.1" if host.rstrip(".") == "localhost" else host
     port = parts.port or (443 if parts.scheme == "wss" else 80)
-    return f"127.0.0.1:{port}"
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def forwarder_container(spec: BuzzTrialSpec, relay_listen: str, relay_target: str) -> dict[str, Any]:
+    """The forwarder sidecar: `relay_listen` on the pod's loopback to the relay Service's
+    `relay_target` (<ClusterIP>:<port>)."""
+    return {
+        "name": "forwarder",
+        "image": spec.operator_image,
+        "imagePullPolicy": spec.image_pull_policy.value,
+        "restartPolicy": "Always",  # a native sidecar: up before `task`, outlives it
+        "command": [FORWARDER_COMMAND, relay_listen, relay_target],
+        "resources": {"requests": dict(FORWARDER_RESOURCES), "limits": dict(FORWARDER_RESOURCES)},
+        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+    }
 
 
 def _quantity_cpu(cpus: float) -> str:
@@ -155,15 +175,20 @@ def build_trial_pod(
     retry: int,
     spec: BuzzTrialSpec,
     trial_labels: Mapping[str, str],
-    relay_listen: str,
-    relay_target: str,
+    relay_listen: str | None,
+    relay_target: str | None,
 ) -> dict[str, Any]:
     """The v1 Pod of one try of a trial.
 
-    ``relay_listen`` is forwarder_listen_address(relay url); ``relay_target`` is the relay
-    Service's ``<ClusterIP>:<port>``, resolved through the API because a cluster may have no
-    DNS (the local stack has none).
+    For a loopback relay URL, ``relay_listen`` is forwarder_listen_address(relay url) and
+    ``relay_target`` the relay Service's ``<ClusterIP>:<port>``, resolved through the API because
+    a cluster may have no DNS (the local stack has none). Both None: agents dial the relay URL
+    directly, and the pod has no forwarder.
     """
+    if (relay_listen is None) != (relay_target is None):
+        raise ValueError("relay_listen and relay_target come together: both for a forwarder, neither without")
+    forwarder = [] if relay_listen is None or relay_target is None else [
+        forwarder_container(spec, relay_listen, relay_target)]
     pull = spec.image_pull_policy.value
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
     pod_spec: dict[str, Any] = {
@@ -174,15 +199,7 @@ def build_trial_pod(
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "initContainers": [
             stack_container(spec.stack_source, pull),
-            {
-                "name": "forwarder",
-                "image": spec.operator_image,
-                "imagePullPolicy": pull,
-                "restartPolicy": "Always",  # a native sidecar: up before `task`, outlives it
-                "command": [FORWARDER_COMMAND, relay_listen, relay_target],
-                "resources": {"requests": dict(FORWARDER_RESOURCES), "limits": dict(FORWARDER_RESOURCES)},
-                "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
-            },
+            *forwarder,
         ],
         "containers": [task_container(spec, [stack_mount])],
         "volumes": [

@@ -42,7 +42,8 @@ class Redacted(Mapping[str, str]):
 
 @dataclass(frozen=True)
 class RelayService:
-    """The in-cluster Service the pod's forwarder targets (resolved to a ClusterIP per pod)."""
+    """The in-cluster Service the pod's forwarder targets (resolved to a ClusterIP per pod), for
+    a loopback relay URL; a direct one has none."""
 
     name: str
     port: int
@@ -64,7 +65,7 @@ class TrialContext:
     api_key_secret: str | None
     task: Task
     relay: RelayTarget  # how the operator reaches the relay (Host = canonical authority)
-    relay_service: RelayService
+    relay_service: RelayService | None  # None: agents dial the relay URL directly, no forwarder
     store_url: str
     store: ObjectStore
     workdir: Path

@@ -34,6 +34,7 @@ from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_addres
 from buzz_operator.trial.runtime_context import TrialContext, secret_data, secrets_from_data
 from buzz_operator.trial.runtime_io import record, sh, upload_files
 from buzz_operator.trial.runtime_keys import read_api_keys
+from buzz_operator.trial.runtime_relay_ca import install_relay_ca
 from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_subscribed, launch_seat
 from buzz_operator.trial.stack_install import READ_MANIFEST, ManifestError, parse_manifest
 from buzz_operator.trial.state import Launched, Provisioned
@@ -112,12 +113,23 @@ async def read_tenant_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> Ten
     return secrets_from_data(data, [s.seat_id for s in ctx.seats])
 
 
+async def _forwarder(ctx: TrialContext) -> tuple[str | None, str | None]:
+    """(listen, target) of the pod's forwarder for a loopback relay URL; (None, None) when
+    agents dial the relay URL directly. The Service is resolved per pod: its ClusterIP is what
+    the forwarder dials, and a recreated Service has a new one."""
+    if ctx.relay_service is None:
+        return None, None
+    service = ctx.relay_service
+    target = await objects.service_target(ctx.kube, ctx.namespace, service.name, service.port)
+    return forwarder_listen_address(ctx.relay.url), target
+
+
 async def _start_pod(ctx: TrialContext, retry: int) -> str:
     name = ctx.pod(retry)
-    target = await objects.service_target(ctx.kube, ctx.namespace, ctx.relay_service.name, ctx.relay_service.port)
+    listen, target = await _forwarder(ctx)
     pod = build_trial_pod(
         trial_name=ctx.name, trial_uid=ctx.uid, namespace=ctx.namespace, retry=retry, spec=ctx.spec,
-        trial_labels=ctx.labels, relay_listen=forwarder_listen_address(ctx.relay.url), relay_target=target,
+        trial_labels=ctx.labels, relay_listen=listen, relay_target=target,
     )
     await objects.create_pod(ctx.kube, ctx.namespace, pod)
     try:
@@ -200,6 +212,8 @@ async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
         raise StepFailure("StackInstallFailed", f"preparing the pod's directories: exit {prepared.exit_code}")
     trust_store = (await sh(ctx, pod, SEED_TRUST_STORE)).last_line() or "failed"
     await record(ctx, pod, {"container_trust_store": trust_store})
+    if ctx.relay.ca_pem is not None:  # after seeding: the task's own trust store stays the seed's
+        await install_relay_ca(ctx, pod, ctx.relay.ca_pem)
     await _upload_prompts(ctx, pod, handle)
     await _launch_seats(ctx, pod, handle, secrets)
     await wait_ready(ctx, pod, handle.channel_id)

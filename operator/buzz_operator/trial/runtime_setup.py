@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.kube.client import Kube
@@ -27,6 +28,12 @@ async def read_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
         return await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, SWEEPS, name)
     except ApiException as exc:
         raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP {exc.status})") from exc
+
+
+def relay_service(spec: BuzzSweepSpec) -> RelayService | None:
+    """The Service a loopback relay URL's forwarder targets; None for a direct URL (no forwarder)."""
+    ref = spec.relay.service_ref
+    return RelayService(ref.name, ref.port) if ref is not None and is_loopback_url(spec.relay.url) else None
 
 
 async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -> TrialContext:
@@ -53,7 +60,7 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         api_key_secret=sweep_spec.endpoints.secret_ref.name if sweep_spec.endpoints and sweep_spec.endpoints.secret_ref
         else None,
         relay=await inputs.relay_target(kube, namespace, sweep_spec),
-        relay_service=RelayService(sweep_spec.relay.service_ref.name, sweep_spec.relay.service_ref.port),
+        relay_service=relay_service(sweep_spec),
         store_url=inputs.storage_url(sweep_spec), store=store, quarantine_prefix=inputs.quarantine_prefix(sweep_spec),
         workdir=workdir,
     )

@@ -119,6 +119,26 @@ def _stack(**values: Any) -> Callable[[Body], None]:
     return change
 
 
+RELAY_SERVICE = "BuzzSweep:spec.relay[0]"
+RELAY_CA_TLS = "BuzzSweep:spec.relay[1]"
+RELAY_URL_PORT = "BuzzSweep:spec.relay.url[0]"
+RELAY_CA_SOURCE = "BuzzSweep:spec.relay.caBundle[0]"
+CA_SECRET = {"secretKeyRef": {"name": "relay-ca", "key": "ca.crt"}}
+CA_CONFIG_MAP = {"configMapKeyRef": {"name": "relay-ca", "key": "ca.crt"}}
+
+
+def _relay(**values: Any) -> Callable[[Body], None]:
+    def change(body: Body) -> None:
+        relay = body["spec"]["relay"]
+        relay.update(copy.deepcopy(values))
+        for key in [k for k, v in values.items() if v is None]:
+            del relay[key]
+    return change
+
+
+def _url(url: str) -> Callable[[Body], None]:
+    return _relay(url=url)
+
 KEYS = {"name": "api-keys"}
 ENDPOINT_CONFIG = {"standin/oracle": {"provider": "standin", "api_key_env": "STANDIN_API_KEY"}}
 
@@ -179,4 +199,34 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("trial-binary-path-on-folder", TRIAL_STACK_LAYOUT, True,
            _stack(stack={**FOLDER, "binaryPath": "/usr/local/bin/sprig"})),
     Sample("trial-sprig-stack", TRIAL_STACK_LAYOUT, False, _stack(stack=SPRIG)),
+    # relay URLs (api/relay.py): a loopback one needs serviceRef and a port the forwarder can bind
+    Sample("relay-loopback-without-service", RELAY_SERVICE, True, _relay(serviceRef=None)),
+    Sample("relay-ipv4-loopback-without-service", RELAY_SERVICE, True, _relay(url="ws://127.0.0.1:3600",
+                                                                                 serviceRef=None)),
+    Sample("relay-ipv6-loopback-without-service", RELAY_SERVICE, True, _relay(url="ws://[::1]:3600",
+                                                                                 serviceRef=None)),
+    Sample("relay-direct-without-service", RELAY_SERVICE, False, _relay(url="ws://relay.example.com:3600",
+                                                                          serviceRef=None)),
+    Sample("relay-direct-ip-without-service", RELAY_SERVICE, False, _relay(url="wss://10.96.0.20", serviceRef=None)),
+    Sample("relay-loopback-default-port", RELAY_URL_PORT, True, _url("ws://localhost")),
+    Sample("relay-loopback-port-80", RELAY_URL_PORT, True, _url("ws://localhost:80/")),
+    Sample("relay-loopback-port-1023", RELAY_URL_PORT, True, _url("wss://127.0.0.1:1023")),
+    Sample("relay-loopback-tls-default-port", RELAY_URL_PORT, True, _url("wss://LOCALHOST")),
+    Sample("relay-loopback-empty-port", RELAY_URL_PORT, True, _url("ws://[::1]:")),
+    Sample("relay-loopback-port-1024", RELAY_URL_PORT, False, _url("ws://localhost:1024")),
+    Sample("relay-loopback-port-leading-zero", RELAY_URL_PORT, False, _url("ws://127.0.0.9:03600/path")),
+    Sample("relay-loopback-userinfo", RELAY_URL_PORT, True, _url("ws://a@b@localhost:443")),
+    Sample("relay-direct-port-80", RELAY_URL_PORT, False, _url("ws://relay.example.com:80")),
+    Sample("relay-direct-lookalike-host", RELAY_URL_PORT, False, _url("ws://localhost.example.com")),
+    # a CA bundle: exactly one source, and only for wss://
+    Sample("relay-ca-two-sources", RELAY_CA_SOURCE, True,
+           _relay(url="wss://localhost:3600", caBundle={**CA_SECRET, **CA_CONFIG_MAP})),
+    Sample("relay-ca-no-source", RELAY_CA_SOURCE, True, _relay(url="wss://localhost:3600", caBundle={})),
+    Sample("relay-ca-secret", RELAY_CA_SOURCE, False, _relay(url="wss://localhost:3600", caBundle=CA_SECRET)),
+    Sample("relay-ca-config-map", RELAY_CA_SOURCE, False,
+           _relay(url="wss://relay.example.com", serviceRef=None, caBundle=CA_CONFIG_MAP)),
+    Sample("relay-ca-on-ws", RELAY_CA_TLS, True, _relay(caBundle=CA_SECRET)),
+    Sample("relay-ca-on-direct-ws", RELAY_CA_TLS, True,
+           _relay(url="ws://relay.example.com", serviceRef=None, caBundle=CA_CONFIG_MAP)),
+    Sample("relay-ca-on-wss", RELAY_CA_TLS, False, _relay(url="wss://relay.example.com:8443", caBundle=CA_SECRET)),
 )

@@ -270,8 +270,7 @@ def test_task_resource_quantities(
     ("url", "listen"),
     [
         ("ws://localhost:3600", "127.0.0.1:3600"),
-        ("ws://relay.example/", "127.0.0.1:80"),
-        ("wss://relay.example", "127.0.0.1:443"),
+        ("wss://localhost:8443/relay", "127.0.0.1:8443"),
     ],
 )
 def test_forwarder_listens_on_the_canonical_port(url: str, listen: str) -> None:

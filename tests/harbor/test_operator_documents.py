@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.api import validate_sweep_spec
+from buzz_operator.api.stack import StackDigests, StackLayout, StackSource, stack_record
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome, PhaseTimes
 from buzz_operator.condition import EndpointConfig, ExperimentManifest, plan_seats
 from buzz_operator.dataset.task import load_task
@@ -26,6 +27,7 @@ from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.trialspec import build_trial_spec
 from buzz_operator.trial import runtime_bundle
+from buzz_operator.trial.stack_install import manifest_digest
 
 from tests.support.harbor_venv import harbor_check, problems
 
@@ -65,13 +67,18 @@ def _context(store: FileStore, planned: Any, spec: Any, task: Any, index: int) -
     )  # fmt: skip
 
 
+STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
+_BINARIES = {"buzz-acp": "a" * 64, "buzz": "b" * 64}
+DIGESTS = StackDigests(digest=manifest_digest(_BINARIES), binaries=_BINARIES)
+
+
 @pytest.mark.parametrize("dataset_written", [True, False], ids=["sweep-config", "earlier-store"])
 def test_harbor_reads_what_the_operator_composes(dataset_written: bool, tmp_path: Path) -> None:
     sweep, store = "toplevel", FileStore(tmp_path / "store")
     spec = validate_sweep_spec(SPEC)
     lock = sweep_lock(manifest=MANIFEST, dataset="builtin", tasks=TASKS,
-                      task_images={t.name: t.image_ref("r", "builtin") for t in TASKS}, stack_image="s",
-                      operator_image="o")  # fmt: skip
+                      task_images={t.name: t.image_ref("r", "builtin") for t in TASKS}, stack=STACK,
+                      stack_digests=DIGESTS, operator_image="o")  # fmt: skip
     if dataset_written:
         config = sweep_config(sweep, "ns", SPEC, lock)
     else:  # a config.json of the build before Harbor's JobConfig: the trials stand on their own facts
@@ -82,7 +89,7 @@ def test_harbor_reads_what_the_operator_composes(dataset_written: bool, tmp_path
     for index, planned in enumerate(plan_trials(sweep, "uid-1", MANIFEST.sha256, sorted(by_name), 3)):
         task = by_name[planned.task]
         trial_spec = build_trial_spec(planned, task=task, manifest=MANIFEST, condition_hash=MANIFEST.sha256,
-                                      sweep=spec, dataset="builtin", default_stack_image="s",
+                                      sweep=spec, dataset="builtin", default_stack=STACK,
                                       default_operator_image="o")  # fmt: skip
         ctx = _context(store, planned, trial_spec, task, index)
         trial_dir = tmp_path / "store" / sweep / planned.name
@@ -90,7 +97,9 @@ def test_harbor_reads_what_the_operator_composes(dataset_written: bool, tmp_path
         accounting = collect_accounting(trial_dir, ctx.seats, MANIFEST.prices)
         job = asyncio.run(runtime_bundle._job_config(ctx))  # type: ignore[arg-type]
         trial_config = runtime_bundle._config(ctx, job)  # type: ignore[arg-type]
-        result = runtime_bundle._result(ctx, _status(planned.attempt), accounting, {}, trial_config, T0)  # type: ignore[arg-type]
+        # the stack record result.json carries in agent_result.metadata (Harbor's free-form dict)
+        result = runtime_bundle._result(ctx, _status(planned.attempt), accounting, {}, trial_config, T0,  # type: ignore[arg-type]
+                                        stack_record(STACK, DIGESTS))
         (trial_dir / "config.json").write_text(json.dumps(trial_config, indent=2, sort_keys=True))
         (trial_dir / "result.json").write_text(json.dumps(result, indent=4))
         if dataset_written:

@@ -17,6 +17,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
 from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.runtime import DEFAULT_STACK
 from buzz_operator.sweep.runtime_dataset import load_tasks
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 from buzz_operator.trial.names import relay_trial_id
@@ -59,7 +60,7 @@ async def test_janitor_reaps_orphans_and_keeps_live_objects(  # type: ignore[no-
     dataset, tasks = await load_tasks(kube, namespace, spec, None)  # type: ignore[arg-type]  # builtin: no store
     trial_spec = build_trial_spec(planned[0], task=next(t for t in tasks if t.name == planned[0].task),
                                   manifest=manifest, condition_hash=manifest.sha256, sweep=spec, dataset=dataset,
-                                  default_stack_image="docker.io/buzz/stack:dev",
+                                  default_stack=DEFAULT_STACK,
                                   default_operator_image="docker.io/buzz/operator:dev")
     # created without an operator running: it stays Pending, a live trial the janitor must respect
     await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", trial_object(

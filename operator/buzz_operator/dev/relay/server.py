@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from buzz_operator.dev.relay import channels, store
+from buzz_operator.dev.relay.bridge import Bridge, FrontListener
 from buzz_operator.dev.relay.config import RelayConfig
 from buzz_operator.dev.relay.filters import Filter, FilterError, parse_filter
 from buzz_operator.relay.hosts import normalize_host, relay_url_authority
@@ -43,6 +44,7 @@ FUTURE_SKEW_S = 900
 MAX_SUBS_PER_CONNECTION = 64
 SEND_TIMEOUT_S = 10.0
 _FRAME_LIMIT = 4 * 1024 * 1024  # frames above this are dropped by websockets itself
+_HEAD_LIMIT = 64 * 1024  # the front listener's stream buffer bounds one request head
 
 
 @dataclass(eq=False)  # identity-hashed: sessions live in a set
@@ -194,40 +196,42 @@ class Relay:
     async def on_event(self, session: Session, event: Any, size: int) -> None:
         eid = event.get("id", "") if isinstance(event, dict) else ""
         eid = eid if isinstance(eid, str) else ""
+        ok, message, deliveries = await self.accept_event(event, size, authenticated=session.pubkey is not None)
+        await self.send(session, ["OK", eid, ok, message])
+        await self.broadcast(deliveries)
+
+    async def accept_event(
+        self, event: Any, size: int, *, authenticated: bool
+    ) -> tuple[bool, str, list[channels.Delivery]]:
+        """Validate, admit and store one published event: `(ok, message, deliveries)`. Shared by
+        the websocket EVENT path and the HTTP bridge's POST /events, so both admit alike; the
+        caller answers first and then broadcasts the deliveries."""
+        eid = event.get("id", "") if isinstance(event, dict) else ""
+        eid = eid if isinstance(eid, str) else ""
         if size > self.config.max_event_bytes:
-            await self.send(session, ["OK", eid, False, f"invalid: event exceeds {self.config.max_event_bytes} bytes"])
-            return
+            return False, f"invalid: event exceeds {self.config.max_event_bytes} bytes", []
         shape = event_shape_error(event)
         if shape is not None:
-            await self.send(session, ["OK", eid, False, f"invalid: {shape}"])
-            return
-        if session.pubkey is None:
-            await self.send(session, ["OK", eid, False, "auth-required: authenticate with NIP-42 first"])
-            return
+            return False, f"invalid: {shape}", []
+        if not authenticated:
+            return False, "auth-required: authenticate with NIP-42 first", []
         if not verify_event(event):
-            await self.send(session, ["OK", eid, False, "invalid: bad event id or signature"])
-            return
+            return False, "invalid: bad event id or signature", []
         if event["kind"] == KIND_AUTH:
-            await self.send(session, ["OK", eid, False, "invalid: AUTH events are not published"])
-            return
+            return False, "invalid: AUTH events are not published", []
         if event["created_at"] > time.time() + FUTURE_SKEW_S:
-            await self.send(session, ["OK", eid, False, "invalid: created_at is too far in the future"])
-            return
+            return False, "invalid: created_at is too far in the future", []
         if not self._admitted(event):
-            await self.send(session, ["OK", eid, False, "restricted: event lacks a valid owner auth tag"])
-            return
+            return False, "restricted: event lacks a valid owner auth tag", []
         try:
             async with self.pool.acquire() as conn, conn.transaction():
                 outcome = await channels.apply_event(conn, self.relay_keypair, event)
         except channels.Rejected as exc:
-            await self.send(session, ["OK", eid, False, str(exc)])
-            return
+            return False, str(exc), []
         except Exception:  # the database is down or misbehaving: tell the client it may retry
             log.exception("event write failed", extra={"fields": {"id": eid, "kind": event["kind"]}})
-            await self.send(session, ["OK", eid, False, "error: storage failure, retryable: try again"])
-            return
-        await self.send(session, ["OK", eid, True, outcome.message])
-        await self.broadcast(outcome.deliveries)
+            return False, "error: storage failure, retryable: try again", []
+        return True, outcome.message, outcome.deliveries
 
     async def broadcast(self, deliveries: list[channels.Delivery]) -> None:
         for delivery in deliveries:
@@ -291,25 +295,40 @@ async def serve(config: RelayConfig) -> AsyncIterator[int]:
     try:
         await store.apply_schema(pool)
         relay = Relay(config, pool)
+        # websockets cannot parse a POST, so it listens on loopback only and the front listener
+        # owns the public port: POSTs go to the HTTP bridge, everything else is pumped through
         server: Server = await ws_serve(
             relay.handle,
-            config.bind_host,
-            config.bind_port,
+            "127.0.0.1",
+            0,
             process_request=relay.process_request,
             max_size=_FRAME_LIMIT,
             compression=None,
-            ssl=config.tls_context(),  # None: plain ws://
+        )
+        inner_port = next(iter(server.sockets)).getsockname()[1]
+        front = FrontListener(Bridge(relay), inner_port)
+        listener = await asyncio.start_server(
+            front.handle,
+            config.bind_host,
+            config.bind_port,
+            ssl=config.tls_context(),  # None: plain ws://; TLS ends here, the inner hop is loopback
+            limit=_HEAD_LIMIT,
         )
         sweeper = asyncio.create_task(relay.ttl_sweeper())
         try:
-            port = next(iter(server.sockets)).getsockname()[1]
+            port = next(iter(listener.sockets)).getsockname()[1]
             log.info("relay listening", extra={"fields": {"port": port, "relay_url": config.relay_url}})
             yield port
         finally:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
+            listener.close()
+            # websockets closes its sessions first (close frames still travel through the pumps),
+            # then whatever the front listener still holds is cancelled
             server.close()
             await server.wait_closed()
+            await front.close()
+            await listener.wait_closed()
     finally:
         await pool.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from buzz_operator.relay.client import RelayClient
@@ -25,12 +25,6 @@ from buzz_operator.relay.tenant_models import DirectoryEntry, DirectoryIdentity,
 PROFILE_BATCH = 200  # the CLI's `users get --pubkey` batch size (§3.5)
 KIND_PROFILE = 0
 DIRECTORY_CONDITIONS = f"kind={KIND_PROFILE}"
-
-
-def profile_event(keypair: Keypair, name: str, owner_secret_hex: str, *, conditions: str = "") -> dict[str, object]:
-    """`users set-profile --name <name>` as that identity, carrying its auth tag (§9.2)."""
-    tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex, conditions)
-    return sign_event(keypair, KIND_PROFILE, json.dumps({"name": name}, separators=(",", ":")), [], auth_tag=tag)
 
 
 def is_directory_profile(event: Mapping[str, Any]) -> bool:
@@ -53,6 +47,32 @@ async def existing_profiles(client: RelayClient, pubkeys: Sequence[str]) -> set[
     return found
 
 
+# Opens a relay connection authenticated as (keypair, auth tag). Block's relay refuses an event
+# whose pubkey is not the connection's authenticated identity ("event pubkey does not match
+# authenticated identity"), so a profile is published over its own identity's connection — as the
+# seed harness does with `buzz users set-profile` per identity — never over the user's.
+OpenAs = Callable[[Keypair, str], RelayClient]
+SELF_PUBLISH_CONCURRENCY = 8
+
+
+async def publish_as_self(open_as: OpenAs, owner_secret_hex: str,
+                          profiles: Sequence[tuple[Keypair, str, str]], what: str) -> None:
+    """Publish `(keypair, name, conditions)` profiles, each signed by and sent as its own identity."""
+    gate = asyncio.Semaphore(SELF_PUBLISH_CONCURRENCY)
+
+    async def one(keypair: Keypair, name: str, conditions: str) -> tuple[bool, str]:
+        tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex, conditions)
+        event = sign_event(keypair, KIND_PROFILE, json.dumps({"name": name}, separators=(",", ":")), [],
+                           auth_tag=tag)
+        async with gate, open_as(keypair, tag) as client:
+            return await client.publish(event)
+
+    results = await asyncio.gather(*(one(*profile) for profile in profiles))
+    refused = [msg for ok, msg in results if not ok]
+    if refused:
+        raise ProvisioningError(f"relay refused {len(refused)} {what}: {refused[0]}")
+
+
 async def publish_all(client: RelayClient, events: Sequence[dict[str, object]], what: str) -> None:
     results = await asyncio.gather(*(client.publish(e) for e in events))
     refused = [msg for ok, msg in results if not ok]
@@ -61,16 +81,13 @@ async def publish_all(client: RelayClient, events: Sequence[dict[str, object]], 
 
 
 async def seed_directory(
-    client: RelayClient, owner_secret_hex: str, entries: Sequence[DirectoryEntry]
+    client: RelayClient, owner_secret_hex: str, entries: Sequence[DirectoryEntry], open_as: OpenAs,
 ) -> tuple[DirectoryIdentity, ...]:
     keypairs = [stable_keypair(owner_secret_hex, entry.name) for entry in entries]
     have = await existing_profiles(client, [kp.pubkey_hex for kp in keypairs])
-    missing = [
-        profile_event(kp, entry.name, owner_secret_hex, conditions=DIRECTORY_CONDITIONS)
-        for kp, entry in zip(keypairs, entries, strict=True)
-        if kp.pubkey_hex not in have
-    ]
-    await publish_all(client, missing, "directory profiles")
+    missing = [(kp, entry.name, DIRECTORY_CONDITIONS)
+               for kp, entry in zip(keypairs, entries, strict=True) if kp.pubkey_hex not in have]
+    await publish_as_self(open_as, owner_secret_hex, missing, "directory profiles")
     return tuple(
         DirectoryIdentity(entry.name, entry.role, kp.pubkey_hex) for kp, entry in zip(keypairs, entries, strict=True)
     )

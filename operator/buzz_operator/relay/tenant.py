@@ -16,7 +16,7 @@ import asyncpg
 
 from buzz_operator.relay.benchmark_schema import apply_benchmark_schema
 from buzz_operator.relay.client import RelayClient, RelayError
-from buzz_operator.relay.directory import profile_event, publish_all, seed_directory
+from buzz_operator.relay.directory import publish_all, publish_as_self, seed_directory
 from buzz_operator.relay.identities import seat_keypair, stable_keypair, trial_channel_id, trial_lock_key
 from buzz_operator.relay.nip_oa import compute_auth_tag
 from buzz_operator.relay.nostr import Keypair
@@ -117,14 +117,13 @@ async def _provision_on_relay(
             user.sign(KIND_ADD_MEMBER, "", [["h", handle.channel_id], ["p", seat.pubkey], ["role", "member"]])
             for seat in handle.seats
         ], "member additions")
-        profiles = [profile_event(Keypair.from_secret(secrets.user_secret_hex), handle.user.name,
-                                  target.owner_secret_hex)]
-        profiles += [
-            profile_event(Keypair.from_secret(secrets.seats[s.seat_id].secret_hex), s.seat_id, target.owner_secret_hex)
-            for s in handle.seats
-        ]
-        await publish_all(user, profiles, "profiles")
-        directory = await seed_directory(user, target.owner_secret_hex, req.directory)
+        def open_as(keypair: Keypair, auth_tag: str) -> RelayClient:
+            return client_as(target, keypair.secret_hex, auth_tag)
+
+        profiles = [(Keypair.from_secret(secrets.user_secret_hex), handle.user.name, "")]
+        profiles += [(Keypair.from_secret(secrets.seats[s.seat_id].secret_hex), s.seat_id, "") for s in handle.seats]
+        await publish_as_self(open_as, target.owner_secret_hex, profiles, "profiles")
+        directory = await seed_directory(user, target.owner_secret_hex, req.directory, open_as)
     return TenantHandle(**{**handle.__dict__, "directory": directory})
 
 

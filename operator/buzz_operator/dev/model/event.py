@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 _BLOCK = re.compile(r"^Event ID: ([0-9a-f]{64})\s*$", re.MULTILINE)
 _CHANNEL = re.compile(r"^Channel: (?:.*\(#)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\)?\s*$",
                       re.MULTILINE)
 _FROM_HEX = re.compile(r"^From: .*?hex: ([0-9a-f]{64})\)\s*$", re.MULTILINE)
+_TIME = re.compile(r"^Time: (\S+)\s*$", re.MULTILINE)
 _FIELD = re.compile(r"^(Tags|Parsed): ", re.MULTILINE)
 _ROOT = re.compile(r"\broot=([0-9a-f]{64})")
 
@@ -36,6 +38,7 @@ class BuzzEvent:
     sender: str  # hex pubkey of the author
     content: str
     root_id: str | None  # thread root when the event is itself a thread reply
+    created_at: float | None = None  # unix seconds, from the block's `Time:` line
 
 
 class NoEvent(ValueError):
@@ -56,12 +59,18 @@ def last_event(prompt: str) -> BuzzEvent:
     end = _FIELD.search(rest)
     content = rest[: end.start()] if end else rest
     root = _ROOT.search(rest[end.start():]) if end else None
+    time = _TIME.search(block[:content_at])
+    try:
+        created_at = datetime.fromisoformat(time.group(1)).timestamp() if time else None
+    except ValueError:
+        created_at = None
     return BuzzEvent(
         event_id=starts[-1].group(1),
         channel_id=channel.group(1),
         sender=sender.group(1),
         content=content.rstrip("\n"),
         root_id=root.group(1) if root else None,
+        created_at=created_at,
     )
 
 

@@ -213,7 +213,8 @@ def answer(turn: Turn) -> Reply:
     step = _solve(recognise(instruction), steps, instruction)
     if isinstance(step, list):
         return reply(calls=step)
-    return reply(calls=[_send(steps, event, style, step)])
+    not_before = event.created_at + 1 if event.created_at is not None else 0.0
+    return Reply("", (_send(steps, event, style, step),), *extra, not_before=not_before)
 
 
 Answerer = Callable[[Turn], Reply]

@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
-.PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e faults \
+.PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e test-realstack faults \
         cluster-up cluster-down cluster-status services images stack-image crds bench demo clean chart kind-up
 
 help:  ## list the targets
@@ -58,6 +58,9 @@ test-integration: install cluster-up services images
 test-e2e: install cluster-up services images
 	@$(PYTEST) -q tests/e2e
 
+test-realstack: install cluster-up services images ## Block's real agents (BUZZ_STACK_DIR) and relay (BUZZ_RELAY_BIN) through the operator; skipped, saying which is unset (docs/real-stack.md)
+	@$(PYTEST) -q -rs tests/realstack
+
 faults: install cluster-up services images ## fault-injection tests that print figures
 	@$(PYTEST) -q -s tests/faults
 
@@ -71,6 +74,7 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 	@bash hack/s3.sh up
 	@bash hack/images.sh build pause base operator dev-relay stack tasks
 	@$(PYTEST) -q -p no:cacheprovider tests/integration $(wildcard tests/e2e/test_*.py) $(wildcard tests/faults/test_*.py)
+	@$(PYTEST) -q -rs -p no:cacheprovider tests/realstack
 
 bench: install cluster-up services ## performance benchmarks, then one table: figure, target, median and spread, pass/miss
 	@$(PY) bench/run.py

@@ -1,9 +1,11 @@
 """The sweeps that used to leave no status and no Event (issue 24), applied to a running
-operator: a relay URL the relay is not bound to (wss://relay.example.com answers the tenant
-handshake with HTTP 404), the same relay on an explicit default port (ws://localhost:80 is the
-tenant `localhost`, not `localhost:3600`), and an owner-key Secret whose value is not a key. Each
-is refused within one reconcile with Accepted=False naming its field, a Warning Event says the
-same, no trial is created and no handler fails with an exception."""
+operator: a relay URL the relay is not bound to (ws://127.0.0.2:3600 reaches the relay through
+the forwarder's Service, which answers the tenant handshake for that host with HTTP 404), the same
+relay on another port (ws://localhost:3700 is the tenant `localhost:3700`, not `localhost:3600`),
+and an owner-key Secret whose value is not a key. Each is refused within one reconcile with
+Accepted=False naming its field, a Warning Event says the same, no trial is created and no
+handler fails with an exception. (The explicit default port of the first version of this test,
+ws://localhost:80, is now refused by the API server itself: the forwarder cannot bind it.)"""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ from kopf.testing import KopfRunner
 # its relay check (readiness, one handshake, Postgres and storage probes: seconds).
 ONE_RECONCILE_S = 45.0
 CASES = {  # sweep -> (spec.relay changes, the field the refusal names)
-    "other-host": ({"url": "wss://relay.example.com"}, "spec.relay.url"),
-    "default-port": ({"url": "ws://localhost:80"}, "spec.relay.url"),
+    "other-host": ({"url": "ws://127.0.0.2:3600"}, "spec.relay.url"),
+    "other-port": ({"url": "ws://localhost:3700"}, "spec.relay.url"),
     "owner-not-hex": ({"ownerKeySecretRef": {"name": "bad-owner", "key": "owner-key"}}, "spec.relay.ownerKeySecretRef"),
 }
 NOT_A_KEY = "not-a-hex-key-0123456789-but-long-enough-to-be-mistaken-for-one!"
@@ -68,8 +70,8 @@ async def test_three_silent_sweeps_are_refused_naming_their_fields(  # type: ign
         warnings = [e for e in events if e["involvedObject"].get("name") == name and e["type"] == "Warning"]
         assert any(field in e["message"] for e in warnings), (name, [e["message"] for e in warnings])
     assert NOT_A_KEY not in json.dumps(events) and NOT_A_KEY not in runner.output
-    assert "localhost with HTTP 404" in refused["default-port"][1]["message"]
-    assert "relay.example.com with HTTP 404" in refused["other-host"][1]["message"]
+    assert "localhost:3700 with HTTP 404" in refused["other-port"][1]["message"]
+    assert "127.0.0.2:3600 with HTTP 404" in refused["other-host"][1]["message"]
     assert trials == []
     assert runner.exception is None and "failed with an exception" not in runner.output, runner.output[-3000:]
 

@@ -5,8 +5,9 @@ set -euo pipefail
 need_root
 # The machine's own suite. etcd and containerd come from Debian 13 (hack/debian-pkgs.sh), and
 # Kubernetes and kube-router are built with the machine's Go (hack/build-k8s.sh, build-netpol.sh).
+# redis-server: Block's relay needs Redis when tests/realstack runs it (docs/real-stack.md).
 PKGS="runc containernetworking-plugins iptables ipset conntrack curl dpkg-dev debootstrap buildah skopeo
-postgresql iproute2 openssl jq bc tmux chromium"
+postgresql iproute2 openssl jq bc tmux chromium redis-server"
 missing=""
 for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"; done
 [ -z "$missing" ] && exit 0

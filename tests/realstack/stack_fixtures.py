@@ -116,7 +116,7 @@ def stack_image(kubeconfig: str) -> str:
 def redis(tmp_path: Path) -> Iterator[str]:
     exe = shutil.which("redis-server")
     if exe is None:
-        pytest.skip("not run: redis-server is not on PATH (Block's relay needs Redis; apt-get install redis-server)")
+        raise AssertionError("redis-server is not on PATH: hack/deps.sh installs it (Block's relay needs Redis)")
     port = free_port()
     log = tmp_path / "redis.log"
     proc = _spawn([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],

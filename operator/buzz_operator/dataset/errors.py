@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from buzz_operator.dataset.config import DIRECTORY_FORMS
+
 
 class TaskError(ValueError):
     """A task directory (or dataset directory) that cannot be used.
@@ -34,7 +36,15 @@ class TaskError(ValueError):
         problems = []
         first_field = ""
         for item in error.errors():
-            field = ".".join(str(part) for part in item["loc"])
+            field = ".".join(str(part) for part in _without_form_tags(item["loc"]))
             first_field = first_field or field
             problems.append(f"{field}: {item['msg']}" if field else item["msg"])
         return cls("; ".join(problems), source=source, field="" if len(problems) > 1 else first_field)
+
+
+def _without_form_tags(loc: tuple[int | str, ...]) -> list[int | str]:
+    """`buzz.directory.<n>.<form>.<field>` → `buzz.directory.<n>.<field>` (config.DIRECTORY_FORMS)."""
+    parts = list(loc)
+    if len(parts) > 3 and parts[:2] == ["buzz", "directory"] and parts[3] in DIRECTORY_FORMS:
+        del parts[3]
+    return parts

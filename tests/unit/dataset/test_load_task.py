@@ -89,6 +89,14 @@ def test_malformed_toml_names_file_and_line(tmp_path: Path) -> None:
             '[buzz]\nnative = true\n[[buzz.directory]]\nprefix = "u-"\ncount = 0\nrole = "user"\n',
             "buzz.directory.0.count",
         ),
+        (
+            '[buzz]\nnative = true\n[[buzz.directory]]\nname = "Ada"\nrole = "user"\nabuot = "x"\n',
+            "buzz.directory.0.abuot",
+        ),
+        (
+            '[buzz]\nnative = true\n[[buzz.scripted_messages]]\nlabel = "a"\nactor = "user"\ncontent = ""\n',
+            "buzz.scripted_messages.0.content",
+        ),
     ],
 )
 def test_bad_field_is_named(tmp_path: Path, toml: str, field: str) -> None:
@@ -119,6 +127,50 @@ def test_directory_expands_in_declared_order_with_padding(tmp_path: Path) -> Non
     names = [(entry.name, entry.role) for entry in load_task(make_task(tmp_path, toml=toml)).buzz.directory]
     assert names[:3] == [("bot-001", "bot"), ("bot-002", "bot"), ("user-1", "user")]
     assert names[-1] == ("user-11", "user") and len(names) == 13
+
+
+def test_named_identities_may_share_a_display_name_not_an_identity_id(tmp_path: Path) -> None:
+    twin = '[[buzz.directory]]\nname = "Taylor"\nrole = "user"\nidentity_id = "{id}"\nabout = "{about}"\n'
+    toml = ("[buzz]\nnative = true\n" + twin.format(id="t-captain", about="Routing ORCHID-72")
+            + twin.format(id="t-observer", about="Routing COBALT-19")
+            + '[[buzz.directory]]\nname = "Scout"\nrole = "bot"\nchannel_member = true\n')
+    entries = load_task(make_task(tmp_path, toml=toml)).buzz.directory
+    assert [(e.name, e.identity_id, e.about, e.channel_member) for e in entries] == [
+        ("Taylor", "t-captain", "Routing ORCHID-72", False),
+        ("Taylor", "t-observer", "Routing COBALT-19", False),
+        ("Scout", "Scout", None, True),  # identity_id defaults to the name
+    ]
+    with pytest.raises(TaskError, match="'t-captain' is produced twice"):
+        load_task(make_task(tmp_path / "again", toml="[buzz]\nnative = true\n" + twin.format(id="t-captain", about="")
+                            + twin.format(id="t-captain", about="")))
+
+
+def test_scripted_messages_keep_order_and_defaults(tmp_path: Path) -> None:
+    toml = ("[buzz]\nnative = true\n"
+            '[[buzz.directory]]\nname = "Scout"\nrole = "bot"\n'
+            '[[buzz.scripted_messages]]\nlabel = "report"\nactor = "Scout"\ncontent = "@{orchestrator} 17"\n'
+            "reply_to_task = true\n"
+            '[[buzz.scripted_messages]]\nlabel = "beta"\nactor = "user"\ncontent = "BETA"\n'
+            "mention_orchestrator = false\n")
+    messages = load_task(make_task(tmp_path, toml=toml)).buzz.scripted_messages
+    assert [(m.label, m.actor, m.reply_to_task, m.mention_orchestrator) for m in messages] == [
+        ("report", "Scout", True, True), ("beta", "user", False, False)]
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ('actor = "Nobody"\ncontent = "x"\nlabel = "a"\n', "scripted_messages[0].actor: 'Nobody' is neither"),
+        ('actor = "user"\ncontent = "x"\nlabel = "a"\n[[buzz.scripted_messages]]\nactor = "user"\n'
+         'content = "y"\nlabel = "a"\n', "scripted_messages[1].label: 'a' is used twice"),
+    ],
+)
+def test_scripted_messages_are_checked(tmp_path: Path, block: str, message: str) -> None:
+    with pytest.raises(TaskError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_task(make_task(tmp_path, toml="[buzz]\nnative = true\n[[buzz.scripted_messages]]\n" + block))
+    with pytest.raises(TaskError, match="scripted_messages is set but native is false"):
+        load_task(make_task(tmp_path / "plain", toml='[[buzz.scripted_messages]]\nactor = "user"\ncontent = "x"\n'
+                            'label = "a"\n'.replace("[[buzz.", "[buzz]\n[[buzz.")))
 
 
 def test_environment_is_required_without_docker_image(tmp_path: Path) -> None:

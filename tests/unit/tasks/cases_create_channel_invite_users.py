@@ -59,7 +59,7 @@ def _channel(seed: str = "fix-pr-1234", **changes: Any) -> dict[str, Any]:
 def _snapshot(*channels: dict[str, Any], directory: list[Identity] = DIRECTORY) -> dict[str, Any]:
     snap = Snapshot(
         TASK,
-        directory=[{"name": i.name, "role": i.role, "pubkey": i.pubkey} for i in directory],
+        directory=list(directory),
         observed_channels=list(channels),
     )
     root = snap.post("task", USER, PROMPT)

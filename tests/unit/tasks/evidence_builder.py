@@ -2,10 +2,15 @@
 
 Messages are written as the relay returns them (id, pubkey, kind, created_at, content, tags) and
 normalised here exactly as the harness export does: `author`/`author_role` from the identity
-whose pubkey matches, `channel_id` from the first `h` tag, `reply_to_event_id` from the first
-`e` tag marked "reply", `mentioned_pubkeys` from every `p` tag. Building fixtures through that
-one path keeps the derived fields consistent with the tags, so a fixture can only fail the
-dimension it was written to fail.
+(or directory identity) whose pubkey matches, `channel_id` from the first `h` tag,
+`reply_to_event_id` from the first `e` tag marked "reply", `mentioned_pubkeys` from every `p`
+tag. Building fixtures through that one path keeps the derived fields consistent with the tags,
+so a fixture can only fail the dimension it was written to fail.
+
+Scripted messages (task.toml `[[buzz.scripted_messages]]`) go through `Snapshot.script`, which
+publishes them as the harness does — `{orchestrator}`/`{user}` filled in, a `p` tag of the
+orchestrator unless `mention_orchestrator = false`, a reply tag to the task event when
+`reply_to_task = true` — and records them in `scripted_events`.
 """
 
 from __future__ import annotations
@@ -29,12 +34,32 @@ def hex_id(seed: str) -> str:
 
 @dataclass(frozen=True)
 class Identity:
+    """A trial identity or a seeded directory identity. `identity_id` (default: the name) seeds
+    the pubkey, as it seeds the stable key in the harness, so two directory identities can share
+    a display name."""
+
     name: str
     role: str
+    identity_id: str | None = None
+    about: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.identity_id or self.name
 
     @property
     def pubkey(self) -> str:
-        return hex_id(f"pubkey:{self.name}")
+        return hex_id(f"pubkey:{self.key}")
+
+    def directory_row(self) -> dict[str, str]:
+        """The identity's row in evidence.directory."""
+        return {
+            "identity_id": self.key,
+            "name": self.name,
+            "role": self.role,
+            "pubkey": self.pubkey,
+            "about": self.about,
+        }
 
 
 USER = Identity("user", "user")
@@ -70,6 +95,7 @@ def raw_message(
 
 
 def normalise(raw: dict[str, Any], identities: list[Identity]) -> dict[str, Any]:
+    # A later identity wins on a shared pubkey: the export lays the directory over the trial's.
     by_pubkey = {identity.pubkey: identity for identity in identities}
     author = by_pubkey.get(raw["pubkey"])
     tags = raw["tags"]
@@ -96,9 +122,10 @@ class Snapshot:
 
     task_name: str
     identities: list[Identity] = field(default_factory=lambda: [USER, ORCHESTRATOR])
-    directory: list[dict[str, str]] = field(default_factory=list)
+    directory: list[Identity] = field(default_factory=list)
     observed_channels: list[dict[str, Any]] = field(default_factory=list)
     raw_messages: list[dict[str, Any]] = field(default_factory=list)
+    scripted_events: list[dict[str, str | None]] = field(default_factory=list)
     task_event_id: str | None = None
     completion_message_id: str | None = None
     truncated: bool = False
@@ -107,7 +134,7 @@ class Snapshot:
     def post(self, seed: str, author: Identity, content: str, **kwargs: Any) -> str:
         message = raw_message(seed, author, content, offset=len(self.raw_messages) * 5, **kwargs)
         self.raw_messages.append(message)
-        if self.task_event_id is None and author.role == "user":
+        if self.task_event_id is None and author.role == "user" and author in self.identities:
             self.task_event_id = message["id"]
         if (
             author.role == "orchestrator"
@@ -117,9 +144,39 @@ class Snapshot:
             self.completion_message_id = message["id"]
         return message["id"]
 
+    def script(self, scripted: dict[str, Any], *, delivered: bool = True) -> str:
+        """Publish one `[[buzz.scripted_messages]]` entry as the harness does, right after the
+        task event, and record it in scripted_events. `delivered=False` records the event but
+        leaves it out of the transcript (the relay accepted it, the channel read did not see it)."""
+        assert self.task_event_id is not None, "scripted messages follow the task event"
+        actor_id = scripted["actor"]
+        orchestrator = next(i for i in self.identities if i.role == "orchestrator")
+        user = next(i for i in self.identities if i.role == "user")
+        actor = user if actor_id == "user" else next(i for i in self.directory if i.key == actor_id)
+        content = (
+            scripted["content"].replace("{orchestrator}", orchestrator.name).replace("{user}", user.name)
+        )
+        reply_to = self.task_event_id if scripted.get("reply_to_task", False) else None
+        mentions = (orchestrator.pubkey,) if scripted.get("mention_orchestrator", True) else ()
+        label = scripted["label"]
+        message = raw_message(
+            f"scripted:{label}",
+            actor,
+            content,
+            offset=len(self.raw_messages) * 5,
+            reply_to=reply_to,
+            mentions=mentions,
+        )
+        if delivered:
+            self.raw_messages.append(message)
+        self.scripted_events.append(
+            {"label": label, "event_id": message["id"], "actor": actor_id, "reply_to_event_id": reply_to}
+        )
+        return message["id"]
+
     def to_json(self) -> dict[str, Any]:
         messages = sorted(
-            (normalise(raw, self.identities) for raw in self.raw_messages),
+            (normalise(raw, [*self.identities, *self.directory]) for raw in self.raw_messages),
             key=lambda m: (m["created_at"] is None, m["created_at"] or 0),
         )
         return {
@@ -128,7 +185,8 @@ class Snapshot:
             "task_event_id": self.task_event_id,
             "completion_message_id": self.completion_message_id,
             "identities": {i.name: {"role": i.role, "pubkey": i.pubkey} for i in self.identities},
-            "directory": self.directory,
+            "directory": [identity.directory_row() for identity in self.directory],
+            "scripted_events": self.scripted_events,
             "task_name": self.task_name,
             "observed_channels": self.observed_channels,
             "message_count": len(messages),

@@ -27,12 +27,15 @@ TOP_LEVEL_KEYS = {
     "completion_message_id",
     "identities",
     "directory",
+    "scripted_events",
     "task_name",
     "observed_channels",
     "message_count",
     "truncated",
     "messages",
 }
+DIRECTORY_KEYS = {"identity_id", "name", "role", "pubkey", "about"}
+SCRIPTED_EVENT_KEYS = {"label", "event_id", "actor", "reply_to_event_id"}
 
 
 def test_committed_fixtures_match_the_cases() -> None:
@@ -66,3 +69,10 @@ def test_fixtures_have_the_v1_shape() -> None:
                 assert message["mentioned_pubkeys"] == [tag[1] for tag in message["tags"] if tag[0] == "p"]
             created = [m["created_at"] for m in evidence["messages"]]
             assert created == sorted(created)
+            for row in evidence["directory"]:
+                assert set(row) == DIRECTORY_KEYS, case.name
+            for event in evidence["scripted_events"]:
+                assert set(event) == SCRIPTED_EVENT_KEYS, case.name
+                assert event["actor"] == "user" or event["actor"] in {
+                    row["identity_id"] for row in evidence["directory"]
+                }, case.name

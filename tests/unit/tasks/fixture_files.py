@@ -11,6 +11,7 @@ from types import ModuleType
 
 from tests.unit.tasks import (
     cases_create_channel_invite_users,
+    cases_multiline_message,
     cases_read_named_path,
     cases_reply_to_thread,
     cases_user_mention,
@@ -23,6 +24,7 @@ CASE_MODULES: tuple[ModuleType, ...] = (
     cases_user_mention,
     cases_create_channel_invite_users,
     cases_read_named_path,
+    cases_multiline_message,
 )
 
 

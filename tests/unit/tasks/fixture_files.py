@@ -12,6 +12,7 @@ from types import ModuleType
 from tests.unit.tasks import (
     cases_create_channel_invite_users,
     cases_multiline_message,
+    cases_narrative_agent_names,
     cases_read_named_path,
     cases_reply_to_thread,
     cases_user_mention,
@@ -25,6 +26,7 @@ CASE_MODULES: tuple[ModuleType, ...] = (
     cases_create_channel_invite_users,
     cases_read_named_path,
     cases_multiline_message,
+    cases_narrative_agent_names,
 )
 
 

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from tests.unit.tasks import (
     cases_create_channel_invite_users,
+    cases_interleaved_agent_reports,
     cases_multiline_message,
     cases_narrative_agent_names,
     cases_read_named_path,
@@ -27,6 +28,7 @@ CASE_MODULES: tuple[ModuleType, ...] = (
     cases_read_named_path,
     cases_multiline_message,
     cases_narrative_agent_names,
+    cases_interleaved_agent_reports,
 )
 
 

@@ -35,15 +35,30 @@ def is_directory_profile(event: Mapping[str, Any]) -> bool:
     return event.get("kind") == KIND_PROFILE and tag is not None and len(tag) == 4 and tag[2] == DIRECTORY_CONDITIONS
 
 
-async def existing_profiles(client: RelayClient, pubkeys: Sequence[str]) -> set[str]:
-    """The pubkeys whose stored profile is already a directory profile. One published before
-    directory tags carried `kind=0` does not count, so it is published again (kind 0 is
-    replaceable) and its name gets the relay's protection."""
+def profile_content(name: str, about: str | None) -> str:
+    """The kind-0 content of a directory identity, as `buzz users set-profile --name [--about]`."""
+    fields = {"name": name} if about is None else {"name": name, "about": about}
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def _same_profile(stored: str, wanted: str) -> bool:
+    try:
+        return bool(json.loads(stored) == json.loads(wanted))
+    except (TypeError, ValueError):
+        return False
+
+
+async def existing_profiles(client: RelayClient, wanted: Mapping[str, str]) -> set[str]:
+    """The pubkeys (keys of `wanted`, pubkey → content) whose stored profile is already the
+    directory profile wanted. One published before directory tags carried `kind=0`, or with
+    another name or `about`, does not count: it is published again (kind 0 is replaceable)."""
+    pubkeys = list(wanted)
     found: set[str] = set()
-    batches = [list(pubkeys[i : i + PROFILE_BATCH]) for i in range(0, len(pubkeys), PROFILE_BATCH)]
+    batches = [pubkeys[i : i + PROFILE_BATCH] for i in range(0, len(pubkeys), PROFILE_BATCH)]
     for batch in batches:
         events = await client.query([{"kinds": [KIND_PROFILE], "authors": batch}])
-        found.update(e["pubkey"] for e in events if is_directory_profile(e))
+        found.update(e["pubkey"] for e in events
+                     if is_directory_profile(e) and _same_profile(e.get("content"), wanted.get(e["pubkey"], "")))
     return found
 
 
@@ -57,13 +72,13 @@ SELF_PUBLISH_CONCURRENCY = 8
 
 async def publish_as_self(open_as: OpenAs, owner_secret_hex: str,
                           profiles: Sequence[tuple[Keypair, str, str]], what: str) -> None:
-    """Publish `(keypair, name, conditions)` profiles, each signed by and sent as its own identity."""
+    """Publish `(keypair, content, conditions)` profiles (content from `profile_content`), each
+    signed by and sent as its own identity."""
     gate = asyncio.Semaphore(SELF_PUBLISH_CONCURRENCY)
 
-    async def one(keypair: Keypair, name: str, conditions: str) -> tuple[bool, str]:
+    async def one(keypair: Keypair, content: str, conditions: str) -> tuple[bool, str]:
         tag = compute_auth_tag(owner_secret_hex, keypair.pubkey_hex, conditions)
-        event = sign_event(keypair, KIND_PROFILE, json.dumps({"name": name}, separators=(",", ":")), [],
-                           auth_tag=tag)
+        event = sign_event(keypair, KIND_PROFILE, content, [], auth_tag=tag)
         async with gate, open_as(keypair, tag) as client:
             return await client.publish(event)
 
@@ -83,11 +98,12 @@ async def publish_all(client: RelayClient, events: Sequence[dict[str, object]], 
 async def seed_directory(
     client: RelayClient, owner_secret_hex: str, entries: Sequence[DirectoryEntry], open_as: OpenAs,
 ) -> tuple[DirectoryIdentity, ...]:
-    keypairs = [stable_keypair(owner_secret_hex, entry.name) for entry in entries]
-    have = await existing_profiles(client, [kp.pubkey_hex for kp in keypairs])
-    missing = [(kp, entry.name, DIRECTORY_CONDITIONS)
-               for kp, entry in zip(keypairs, entries, strict=True) if kp.pubkey_hex not in have]
+    keypairs = [stable_keypair(owner_secret_hex, entry.stable_id) for entry in entries]
+    contents = {kp.pubkey_hex: profile_content(entry.name, entry.about) for kp, entry in zip(keypairs, entries, strict=True)}
+    have = await existing_profiles(client, contents)
+    missing = [(kp, contents[kp.pubkey_hex], DIRECTORY_CONDITIONS) for kp in keypairs if kp.pubkey_hex not in have]
     await publish_as_self(open_as, owner_secret_hex, missing, "directory profiles")
     return tuple(
-        DirectoryIdentity(entry.name, entry.role, kp.pubkey_hex) for kp, entry in zip(keypairs, entries, strict=True)
+        DirectoryIdentity(entry.name, entry.role, kp.pubkey_hex, entry.stable_id, entry.about or "")
+        for kp, entry in zip(keypairs, entries, strict=True)
     )

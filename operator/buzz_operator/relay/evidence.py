@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from buzz_operator.relay.channel_views import channel_members, search_channels_exact
+from buzz_operator.relay.client import RelayError
+from buzz_operator.relay.scripted import ScriptLike, find_posted
 from buzz_operator.relay.tenant import client_as
 from buzz_operator.relay.tenant_models import RelayTarget, TenantHandle, TenantSecrets
 
@@ -60,11 +62,14 @@ def build_evidence(
     task_event_id: str | None,
     completion_message_id: str | None,
     observed_channels: Sequence[dict[str, Any]] = (),
+    scripted_events: Sequence[dict[str, Any]] = (),
     transcript_limit: int = TRANSCRIPT_LIMIT,
 ) -> dict[str, Any]:
     """Pure: the evidence document from a handle and what was read from the relay."""
     identities = _identities(handle)
     by_pubkey = {v["pubkey"]: (name, v["role"]) for name, v in identities.items()}
+    # a directory identity's own messages (scripted reports) carry its name, as in Block's export
+    by_pubkey.update({d.pubkey: (d.name, d.role) for d in handle.directory})
     messages = [normalize_message(m, by_pubkey) for m in raw_messages if isinstance(m, dict)]
     messages.sort(key=lambda m: (m["created_at"] is None, m["created_at"] or 0))
     return {
@@ -73,7 +78,9 @@ def build_evidence(
         "task_event_id": task_event_id,
         "completion_message_id": completion_message_id,
         "identities": identities,
-        "directory": [{"name": d.name, "role": d.role, "pubkey": d.pubkey} for d in handle.directory],
+        "directory": [{"identity_id": d.stable_id, "name": d.name, "role": d.role, "pubkey": d.pubkey,
+                       "about": d.about} for d in handle.directory],
+        "scripted_events": [dict(e) for e in scripted_events],
         "task_name": handle.task_name,
         "observed_channels": [dict(c) for c in observed_channels],
         "message_count": len(messages),
@@ -105,11 +112,17 @@ async def export_evidence(
     task_event_id: str | None,
     completion_message_id: str | None,
     observe_channel_names: Sequence[str] = (),
+    scripted_messages: Sequence[ScriptLike] = (),
 ) -> dict[str, Any]:
     async with client_as(target, secrets.user_secret_hex, secrets.user_auth_tag) as user:
         raw = await user.query(
             [{"kinds": [KIND_MESSAGE], "#h": [handle.channel_id], "limit": TRANSCRIPT_LIMIT}], timeout=30
         )
+    found = find_posted(handle, scripted_messages, raw, task_event_id)
+    missing = [m.label for m, f in zip(scripted_messages, found, strict=True) if f is None]
+    if missing:
+        # the run step published them before it waited: their absence is a relay that lost events
+        raise RelayError(f"scripted events {missing} are not in the channel")
     observed: list[dict[str, Any]] = []
     if observe_channel_names:
         orchestrator = secrets.seats[handle.orchestrator.seat_id]
@@ -120,5 +133,5 @@ async def export_evidence(
                     observed.append({**match, "members": members})
     return build_evidence(
         handle, raw, task_event_id=task_event_id, completion_message_id=completion_message_id,
-        observed_channels=observed,
+        observed_channels=observed, scripted_events=[f.to_dict() for f in found if f is not None],
     )

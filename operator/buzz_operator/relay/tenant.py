@@ -10,13 +10,14 @@ restarted operator — returns the same handle *and* the same secrets without an
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 import asyncpg
 
 from buzz_operator.relay.benchmark_schema import apply_benchmark_schema
 from buzz_operator.relay.client import RelayClient, RelayError
-from buzz_operator.relay.directory import publish_all, publish_as_self, seed_directory
+from buzz_operator.relay.directory import profile_content, publish_all, publish_as_self, seed_directory
 from buzz_operator.relay.identities import seat_keypair, stable_keypair, trial_channel_id, trial_lock_key
 from buzz_operator.relay.nip_oa import compute_auth_tag
 from buzz_operator.relay.nostr import Keypair
@@ -52,6 +53,17 @@ def _user_keypair(owner_secret_hex: str, run_id: str, trial_id: str, identity_id
     return seat_keypair(owner_secret_hex, run_id, trial_id, USER_SEAT)
 
 
+def actor_secrets(owner_secret_hex: str, identity_ids: Iterable[str]) -> dict[str, SeatSecret]:
+    """The scripted actors' keys: their directory identity's stable key, with an auth tag free of
+    the directory's `kind=0` condition so they can post messages (Block's harness signs fixture
+    events with the directory credential). Derived where they are used, never stored."""
+    out: dict[str, SeatSecret] = {}
+    for identity_id in identity_ids:
+        kp = stable_keypair(owner_secret_hex, identity_id)
+        out[identity_id] = SeatSecret(kp.secret_hex, compute_auth_tag(owner_secret_hex, kp.pubkey_hex))
+    return out
+
+
 def derive_secrets(owner_secret_hex: str, handle: TenantHandle) -> TenantSecrets:
     """Recompute every secret of a provisioned tenant from the owner key and its public handle."""
     seats: dict[str, SeatSecret] = {}
@@ -59,7 +71,8 @@ def derive_secrets(owner_secret_hex: str, handle: TenantHandle) -> TenantSecrets
         kp = seat_keypair(owner_secret_hex, handle.run_id, handle.trial_id, seat.seat_id)
         seats[seat.seat_id] = SeatSecret(kp.secret_hex, compute_auth_tag(owner_secret_hex, kp.pubkey_hex))
     user = _user_keypair(owner_secret_hex, handle.run_id, handle.trial_id, handle.user.identity_id)
-    return TenantSecrets(seats, user.secret_hex, compute_auth_tag(owner_secret_hex, user.pubkey_hex))
+    return TenantSecrets(seats, user.secret_hex, compute_auth_tag(owner_secret_hex, user.pubkey_hex),
+                         actor_secrets(owner_secret_hex, handle.scripted_actors))
 
 
 def client_as(target: RelayTarget, secret_hex: str, auth_tag: str) -> RelayClient:
@@ -92,6 +105,7 @@ def _plan(target: RelayTarget, req: TenantRequest) -> tuple[TenantHandle, Tenant
         seats=seats,
         user=user,
         task_name=req.task_name or "",
+        scripted_actors=tuple(req.scripted_actors),
     )
     return handle, derive_secrets(owner, handle)
 
@@ -120,10 +134,19 @@ async def _provision_on_relay(
         def open_as(keypair: Keypair, auth_tag: str) -> RelayClient:
             return client_as(target, keypair.secret_hex, auth_tag)
 
-        profiles = [(Keypair.from_secret(secrets.user_secret_hex), handle.user.name, "")]
-        profiles += [(Keypair.from_secret(secrets.seats[s.seat_id].secret_hex), s.seat_id, "") for s in handle.seats]
+        profiles = [(Keypair.from_secret(secrets.user_secret_hex), profile_content(handle.user.name, None), "")]
+        profiles += [(Keypair.from_secret(secrets.seats[s.seat_id].secret_hex), profile_content(s.seat_id, None), "")
+                     for s in handle.seats]
         await publish_as_self(open_as, target.owner_secret_hex, profiles, "profiles")
         directory = await seed_directory(user, target.owner_secret_hex, req.directory, open_as)
+        members = [(identity, entry) for identity, entry in zip(directory, req.directory, strict=True)
+                   if entry.channel_member]
+        # Block's provisioner adds them with role "bot" or "member", as a human would invite them
+        await publish_all(user, [
+            user.sign(KIND_ADD_MEMBER, "", [["h", handle.channel_id], ["p", identity.pubkey],
+                                            ["role", "bot" if identity.role == "bot" else "member"]])
+            for identity, _ in members
+        ], "directory member additions")
     return TenantHandle(**{**handle.__dict__, "directory": directory})
 
 

@@ -36,8 +36,18 @@ class SeatLike(Protocol):
 
 @dataclass(frozen=True)
 class DirectoryEntry:
+    """A directory identity to seed. `identity_id` (default: the name) seeds its stable key;
+    `channel_member` identities are added to the trial channel (Block's task fixtures)."""
+
     name: str
     role: str
+    identity_id: str = ""
+    about: str | None = None
+    channel_member: bool = False
+
+    @property
+    def stable_id(self) -> str:
+        return self.identity_id or self.name
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,9 @@ class TenantRequest:
     task_name: str | None = None
     user_display_name: str | None = None
     directory: Sequence[DirectoryEntry] = ()
+    # identity_ids of directory identities that sign scripted messages: their keys are derived
+    # by the operator for publishing and never leave it (relay/scripted.py)
+    scripted_actors: Sequence[str] = ()
 
     def validate(self) -> None:
         for name in ("run_id", "trial_id"):
@@ -67,9 +80,12 @@ class TenantRequest:
             raise ProvisioningError("seats: exactly one orchestrator, listed first (plan_seats order)")
         if self.user_display_name is not None and not self.task_name:
             raise ProvisioningError("task_name: required when user_display_name is set (task-user:<task>)")
-        names = [e.name for e in self.directory]
-        if len(set(names)) != len(names) or any(not n for n in names):
-            raise ProvisioningError("directory: entry names must be unique and non-empty")
+        ids = [e.stable_id for e in self.directory]
+        if len(set(ids)) != len(ids) or any(not e.name for e in self.directory):
+            raise ProvisioningError("directory: entry names must be non-empty and identity ids unique")
+        unknown = sorted(set(self.scripted_actors) - set(ids))
+        if unknown:
+            raise ProvisioningError(f"scripted_actors: {unknown} are not directory identities")
 
 
 @dataclass(frozen=True, repr=False)
@@ -131,6 +147,12 @@ class DirectoryIdentity:
     name: str
     role: str
     pubkey: str
+    identity_id: str = ""  # rows stored before identity ids existed read as their name
+    about: str = ""
+
+    @property
+    def stable_id(self) -> str:
+        return self.identity_id or self.name
 
 
 @dataclass(frozen=True)
@@ -145,6 +167,7 @@ class TenantHandle:
     user: UserIdentity
     directory: tuple[DirectoryIdentity, ...] = ()
     task_name: str = ""
+    scripted_actors: tuple[str, ...] = ()
 
     @property
     def orchestrator(self) -> SeatIdentity:
@@ -170,6 +193,7 @@ class TenantHandle:
                 user=UserIdentity(**data["user"]),
                 directory=tuple(DirectoryIdentity(**d) for d in data.get("directory", ())),
                 task_name=data.get("task_name", ""),
+                scripted_actors=tuple(data.get("scripted_actors", ())),
             )
         except (KeyError, TypeError) as exc:
             raise ProvisioningError(f"stored tenant handle is malformed: {exc}") from exc
@@ -196,9 +220,11 @@ class TenantSecrets:
     seats: dict[str, SeatSecret] = field(default_factory=dict)
     user_secret_hex: str = ""
     user_auth_tag: str = ""
+    # scripted actors by identity_id: kept by the operator, never put in the pod's Secret
+    actors: dict[str, SeatSecret] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        return f"TenantSecrets(seats={sorted(self.seats)})"
+        return f"TenantSecrets(seats={sorted(self.seats)}, actors={sorted(self.actors)})"
 
     def secret_strings(self) -> list[str]:
         """The trial's credential strings for the bundle's secret scan (§5.4 `trial-credential`):
@@ -208,6 +234,7 @@ class TenantSecrets:
         out: list[str] = []
         pairs = [(s.secret_hex, s.auth_tag) for s in self.seats.values()]
         pairs.append((self.user_secret_hex, self.user_auth_tag))
+        pairs += [(a.secret_hex, a.auth_tag) for a in self.actors.values()]
         for secret_hex, auth_tag in pairs:
             if secret_hex:
                 out += [secret_hex, encode_nsec(secret_hex), auth_tag]

@@ -47,8 +47,34 @@ def test_messages_are_normalised_and_sorted_with_nones_last() -> None:
         "lead-1": {"role": "orchestrator", "pubkey": LEAD},
         "worker-1": {"role": "worker", "pubkey": WORKER},
     }
-    assert evidence["directory"] == [{"name": "benchmark-bot-01", "role": "bot", "pubkey": "f" * 64}]
+    # a row stored before identity ids existed reads its name as its identity id
+    assert evidence["directory"] == [
+        {"identity_id": "benchmark-bot-01", "name": "benchmark-bot-01", "role": "bot", "pubkey": "f" * 64, "about": ""}
+    ]
+    assert evidence["scripted_events"] == []
     assert (evidence["message_count"], evidence["truncated"], evidence["task_name"]) == (3, False, "user-mention")
+
+
+def test_directory_rows_scripted_events_and_directory_authors() -> None:
+    """Block's evidence v1 additions (block/buzz #6448): directory rows carry identity_id and about,
+    scripted events are listed, and a directory identity's own message names it as author."""
+    twins = (DirectoryIdentity("Taylor Morgan Lee", "user", "1" * 64, "taylor-release-captain", "Routing ORCHID-72"),
+             DirectoryIdentity("Taylor Morgan Lee", "user", "2" * 64, "taylor-observer", "Routing COBALT-19"),
+             DirectoryIdentity("Ledger Scout", "bot", "3" * 64))
+    handle = TenantHandle(**{**HANDLE.__dict__, "directory": twins, "scripted_actors": ("Ledger Scout",)})
+    report = {"id": "r1", "pubkey": "3" * 64, "created_at": 11, "kind": 9, "content": "North is 17",
+              "tags": [["h", "chan"], ["e", "root", "", "reply"], ["p", LEAD]]}
+    scripted = [{"label": "ledger-report", "event_id": "r1", "actor": "Ledger Scout", "reply_to_event_id": "root"}]
+    evidence = build_evidence(handle, [report], task_event_id="root", completion_message_id=None,
+                              scripted_events=scripted)
+    assert [(d["identity_id"], d["name"], d["about"]) for d in evidence["directory"]] == [
+        ("taylor-release-captain", "Taylor Morgan Lee", "Routing ORCHID-72"),
+        ("taylor-observer", "Taylor Morgan Lee", "Routing COBALT-19"),
+        ("Ledger Scout", "Ledger Scout", ""),
+    ]
+    assert evidence["scripted_events"] == scripted
+    assert (evidence["messages"][0]["author"], evidence["messages"][0]["author_role"]) == ("Ledger Scout", "bot")
+    assert "Ledger Scout" not in evidence["identities"]  # identities stay the trial's user and seats
 
 
 def test_truncated_counts_raw_messages_against_the_limit() -> None:

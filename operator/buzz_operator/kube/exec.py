@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import aiohttp
@@ -154,3 +154,23 @@ async def _run(
     if status is None:
         raise ExecError(f"exec stream to {namespace}/{pod}/{container} ended without a status")
     return ExecResult(exit_code_of(status), bytes(out), bytes(err))
+
+
+async def follow(kube: Kube, namespace: str, pod: str, container: str, script: str) -> AsyncIterator[bytes]:
+    """Run `script` (no stdin) and yield its stdout as it arrives — a watch on something the
+    container writes, e.g. `tail -F` of a log. Ends when the command does; ExecError when the
+    stream fails. The caller bounds it (cancel, `asyncio.timeout`)."""
+    try:
+        request = await kube.core_ws.connect_get_namespaced_pod_exec(
+            pod, namespace, container=container, command=["sh", "-c", script],
+            stdin=False, stdout=True, stderr=False, tty=False, _preload_content=False,
+        )
+        async with request as ws:
+            async for message in ws:
+                if message.type not in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
+                    break
+                frame = message.data if isinstance(message.data, bytes) else message.data.encode()
+                if len(frame) > 1 and frame[0] == STDOUT:
+                    yield frame[1:]
+    except aiohttp.ClientError as exc:
+        raise ExecError(f"exec stream to {namespace}/{pod}/{container} failed: {exc}") from exc

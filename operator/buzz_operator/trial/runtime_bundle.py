@@ -38,7 +38,8 @@ from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.relay import tenant
 from buzz_operator.relay.evidence import transcript_from_evidence
-from buzz_operator.relay.tenant_models import ProvisioningError
+from buzz_operator.relay.tenant import actor_secrets
+from buzz_operator.relay.tenant_models import ProvisioningError, TenantSecrets
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import bundle_store, upload_attempt, upload_bundle, write_quarantine_pointer
 from buzz_operator.storage.keys import join_key
@@ -57,7 +58,13 @@ from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
 from buzz_operator.trial.runtime_io import download, recorded
 from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_launch import installed_stack, read_tenant_secrets, tenant_of, tenant_request
+from buzz_operator.trial.runtime_launch import (
+    installed_stack,
+    read_tenant_secrets,
+    scripted_actors,
+    tenant_of,
+    tenant_request,
+)
 from buzz_operator.trial.runtime_shell import STATE_DIR
 from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
 from buzz_operator.trial.state import Bundled
@@ -197,6 +204,8 @@ async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str
         except StepFailure:
             _, secrets = await tenant_of(ctx, status.retries)
         found += secrets.secret_strings()
+    # the scripted actors' keys never reach the pod, so a bundle holding one is a leak by the operator
+    found += TenantSecrets(actors=actor_secrets(ctx.relay.owner_secret_hex, scripted_actors(ctx))).secret_strings()
     return found
 
 

@@ -59,6 +59,7 @@ async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str |
             ctx.relay, handle, secrets, task_event_id=status.task_event_id,
             completion_message_id=status.completion_message_id,
             observe_channel_names=list(ctx.task.buzz.observe_channel_names),
+            scripted_messages=ctx.task.buzz.scripted_messages,
         )
     except StepFailure as exc:
         if classify_reason(exc.reason) is FailureClass.INFRA:

@@ -4,7 +4,7 @@ turn stream failures into the failure reasons of failures.py; keep runtime facts
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -32,6 +32,18 @@ async def sh(
     try:
         return await kexec.run(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, script, env=env, stdin=stdin,
                                timeout_s=timeout_s)
+    except kexec.ExecError as exc:
+        raise await stream_broken(ctx, pod, exc) from exc
+    except ApiException as exc:
+        reason = "PodDeleted" if exc.status == 404 else "ApiServerUnavailable"
+        raise StepFailure(reason, f"exec into {pod}: HTTP {exc.status}") from exc
+
+
+async def follow(ctx: TrialContext, pod: str, script: str) -> AsyncIterator[bytes]:
+    """`script`'s stdout as it is written (kube.exec.follow), stream failures named as `sh` names them."""
+    try:
+        async for chunk in kexec.follow(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, script):
+            yield chunk
     except kexec.ExecError as exc:
         raise await stream_broken(ctx, pod, exc) from exc
     except ApiException as exc:

@@ -22,6 +22,7 @@ from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
 from buzz_operator.kube import objects
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.relay import tenant
+from buzz_operator.relay.scripted import USER_ACTOR
 from buzz_operator.relay.tenant_models import (
     DirectoryEntry,
     ProvisioningError,
@@ -49,8 +50,14 @@ def tenant_request(ctx: TrialContext, retry: int) -> TenantRequest:
         run_id=ctx.run_id, trial_id=ctx.trial_id(retry), manifest_sha256=ctx.manifest.sha256,
         seats=ctx.seats, channel_label=ctx.task.name, task_name=ctx.task.name,
         user_display_name=buzz.user_display_name,
-        directory=[DirectoryEntry(e.name, e.role) for e in buzz.directory],
+        directory=[DirectoryEntry(e.name, e.role, e.identity_id, e.about, e.channel_member) for e in buzz.directory],
+        scripted_actors=scripted_actors(ctx),
     )
+
+
+def scripted_actors(ctx: TrialContext) -> list[str]:
+    """The directory identities that sign the task's scripted messages."""
+    return sorted({m.actor for m in ctx.task.buzz.scripted_messages if m.actor != USER_ACTOR})
 
 
 # Every step of a try asks for its tenant; once provisioned it never changes, so later steps

@@ -96,6 +96,7 @@ class Ran:
     task_event_id: str
     completion_message_id: str | None
     timed_out: bool = False
+    note: str | None = None  # why a timeout happened, when the run step knows (unacknowledged scripted events)
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,8 @@ def advance(
             }
             if fact.timed_out:
                 changes |= {"outcome": Outcome.TIMEOUT, "reason": "AgentTimeout"}
+                if fact.note:
+                    changes |= {"message": fact.note}
             else:
                 changes |= {
                     "outcome": Outcome.OK,

@@ -20,6 +20,8 @@ REWARD_DIMENSIONS = (
 )
 DIAGNOSTIC_DIMENSIONS: tuple[str, ...] = ()
 CHANNEL_DIMENSIONS = frozenset(REWARD_DIMENSIONS) - {"evidence_complete"}
+# With no single matching channel there is nothing to grade the shape, TTL or members of.
+FAILS_ONLY_WITH = {"channel_created": CHANNEL_DIMENSIONS - {"channel_created"}}
 
 DIRECTORY = [Identity(f"benchmark-user-{n:02d}", "user") for n in range(1, 51)] + [
     Identity(f"benchmark-bot-{n:02d}", "bot") for n in range(1, 11)

@@ -16,6 +16,11 @@ REWARD_DIMENSIONS = (
     "action_reported",
 )
 DIAGNOSTIC_DIMENSIONS = ("refusal_free",)
+# The scored message is chosen by the orchestrator's pubkey, so its author can only be wrong
+# when there is no scored message at all.
+FAILS_ONLY_WITH = {
+    "expected_author": frozenset((*REWARD_DIMENSIONS, *DIAGNOSTIC_DIMENSIONS)) - {"expected_author"}
+}
 
 CHECK_ID = "5c1f0e9a7b3d2468"
 ACTION = "recalibrate"

@@ -21,6 +21,9 @@ REWARD_DIMENSIONS = (
     "answer_correct",
 )
 DIAGNOSTIC_DIMENSIONS: tuple[str, ...] = ()
+# The scored message is chosen by the orchestrator's pubkey, so its author can only be wrong
+# when there is no scored message at all.
+FAILS_ONLY_WITH = {"expected_author": frozenset(REWARD_DIMENSIONS) - {"expected_author"}}
 
 PROMPT = (TASKS_ROOT / TASK / "instruction.md").read_text(encoding="utf-8")
 

@@ -15,6 +15,9 @@ REWARD_DIMENSIONS = (
     "answer_correct",
 )
 DIAGNOSTIC_DIMENSIONS: tuple[str, ...] = ()
+# The scored message is chosen by the orchestrator's pubkey, so its author can only be wrong
+# when there is no scored message at all (the fixture self-check still holds then).
+FAILS_ONLY_WITH = {"expected_author": frozenset(REWARD_DIMENSIONS) - {"expected_author", "three_word_user"}}
 
 JOHN = Identity("John Vincent Doe", "user")
 PROMPT = (TASKS_ROOT / TASK / "instruction.md").read_text(encoding="utf-8")

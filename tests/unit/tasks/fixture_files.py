@@ -11,6 +11,7 @@ from types import ModuleType
 
 from tests.unit.tasks import (
     cases_create_channel_invite_users,
+    cases_cross_thread_requests,
     cases_interleaved_agent_reports,
     cases_multiline_message,
     cases_narrative_agent_names,
@@ -29,6 +30,7 @@ CASE_MODULES: tuple[ModuleType, ...] = (
     cases_multiline_message,
     cases_narrative_agent_names,
     cases_interleaved_agent_reports,
+    cases_cross_thread_requests,
 )
 
 

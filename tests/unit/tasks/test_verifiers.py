@@ -32,12 +32,36 @@ def test_fixture_scores_every_dimension(module: ModuleType, case: Case, tmp_path
     assert "error" not in verdict.details
 
 
+def _fails_only_with(module: ModuleType) -> dict[str, frozenset[str]]:
+    """Reward dimensions the task's rules never let fail alone, and what always fails with them
+    (a case module's FAILS_ONLY_WITH; e.g. Block's cross-thread-requests)."""
+    coupled: dict[str, frozenset[str]] = getattr(module, "FAILS_ONLY_WITH", {})
+    assert set(coupled) <= set(module.REWARD_DIMENSIONS)
+    return coupled
+
+
 @pytest.mark.parametrize("module", CASE_MODULES, ids=[m.TASK for m in CASE_MODULES])
 def test_suite_has_positive_and_four_single_dimension_negatives(module: ModuleType) -> None:
     positives = [case for case in module.CASES if not case.failing]
     single = {next(iter(case.failing)) for case in module.CASES if len(case.failing) == 1}
     assert positives
-    assert len(single & set(module.REWARD_DIMENSIONS)) >= 4
+    # Four, or every dimension that can fail alone when the task has fewer.
+    alone = len(module.REWARD_DIMENSIONS) - len(_fails_only_with(module))
+    assert len(single & set(module.REWARD_DIMENSIONS)) >= min(4, alone)
+
+
+@pytest.mark.parametrize("module", CASE_MODULES, ids=[m.TASK for m in CASE_MODULES])
+def test_every_reward_dimension_has_its_own_negative(module: ModuleType) -> None:
+    """A case fails exactly that dimension, or exactly it and the dimensions declared to fall
+    with it."""
+    coupled = _fails_only_with(module)
+    failing_sets = {case.failing for case in module.CASES}
+    missing = [
+        dimension
+        for dimension in module.REWARD_DIMENSIONS
+        if frozenset({dimension, *coupled.get(dimension, ())}) not in failing_sets
+    ]
+    assert not missing, f"no negative fails exactly {missing}"
 
 
 @pytest.mark.parametrize("module", CASE_MODULES, ids=[m.TASK for m in CASE_MODULES])

@@ -56,7 +56,7 @@ async def test_evidence_matches_v1_field_for_field(target, make_request, directo
     )
     assert set(evidence) == {
         "schema_version", "trial", "task_event_id", "completion_message_id", "identities", "directory",
-        "task_name", "observed_channels", "message_count", "truncated", "messages",
+        "scripted_events", "task_name", "observed_channels", "message_count", "truncated", "messages",
     }
     assert evidence["schema_version"] == 1
     assert evidence["trial"] == {"run_id": req.run_id, "trial_id": req.trial_id, "channel_id": handle.channel_id}
@@ -68,8 +68,9 @@ async def test_evidence_matches_v1_field_for_field(target, make_request, directo
         "worker-1": {"role": "worker", "pubkey": handle.seats[1].pubkey},
     }
     assert len(evidence["directory"]) == 60
-    assert evidence["directory"][0] == {"name": "benchmark-user-01", "role": "user",
-                                        "pubkey": directory["benchmark-user-01"]}
+    assert evidence["directory"][0] == {"identity_id": "benchmark-user-01", "name": "benchmark-user-01",
+                                        "role": "user", "pubkey": directory["benchmark-user-01"], "about": ""}
+    assert evidence["scripted_events"] == []
     assert evidence["task_name"] == "create-channel-invite-users"
     assert (evidence["message_count"], evidence["truncated"]) == (3, False)
     # messages within one second tie on created_at; the sort is stable, so look them up by id

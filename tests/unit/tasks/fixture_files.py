@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tests.unit.tasks import (
+    cases_ambiguous_user_mention,
     cases_create_channel_invite_users,
     cases_cross_thread_requests,
     cases_interleaved_agent_reports,
@@ -31,6 +32,7 @@ CASE_MODULES: tuple[ModuleType, ...] = (
     cases_narrative_agent_names,
     cases_interleaved_agent_reports,
     cases_cross_thread_requests,
+    cases_ambiguous_user_mention,
 )
 
 

@@ -8,6 +8,7 @@ confident, and `recognise` tries them from most to least specific.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -100,7 +101,268 @@ class HelloFile:
         return f"Wrote {self.content!r} to {path}."
 
 
-Task = Union[Projection, LicenseTotal, ChannelInvite, NamedPath, HelloFile]  # noqa: UP007 -- 3.9 (compat.py)
+@dataclass(frozen=True)
+class MultilineMessage:
+    """Send a given block back with its layout: the body exactly as the instruction holds it,
+    blank lines and list lines included (the answer must reach the relay with real newlines)."""
+
+    body: str
+
+    def answer(self) -> str:
+        return self.body
+
+    def escaped(self) -> str:
+        """The body as a naive shell quoting leaves it: every newline a literal backslash-n."""
+        return self.body.replace("\n", "\\n")
+
+
+@dataclass(frozen=True)
+class NarrativeStatus:
+    """A status summary about named agents that must stay narrative: the agents are named in
+    plain text, never mentioned (no p tag, no `@Name`)."""
+
+    lines: tuple[str, ...]  # one status sentence per agent, as the instruction words it
+    names: tuple[str, ...]  # the agents' display names, in order
+
+    def answer(self) -> str:
+        return "\n".join(self.lines)
+
+    def at_named(self) -> str:
+        """The same lines with every agent written as a mention (`@Name`)."""
+        text = self.answer()
+        for name in self.names:
+            text = text.replace(name, f"@{name}")
+        return text
+
+
+@dataclass(frozen=True)
+class InterleavedReports:
+    """Wait for several reports, then compute `formula` over the values they carry."""
+
+    formula: str  # as the instruction writes it, e.g. "(North + South - reserve) * multiplier"
+    variables: tuple[str, ...]  # the formula's names, in order of appearance
+    reports: int  # how many reports the instruction announces
+
+    def values(self, texts: list[str]) -> dict[str, float]:
+        """Each variable's value as some report states it (`North is 17`, `a reserve of 11`)."""
+        found: dict[str, float] = {}
+        for text in texts:
+            for name in self.variables:
+                match = re.search(rf"\b{re.escape(name)}\s+(?:is|of|=|:)\s*(-?\d+(?:\.\d+)?)\b",
+                                  text, re.IGNORECASE)
+                if match is not None and name not in found:
+                    found[name] = float(match.group(1))
+        return found
+
+    def complete(self, values: dict[str, float]) -> bool:
+        return all(name in values for name in self.variables)
+
+    def result(self, values: dict[str, float]) -> float:
+        expression = self.formula
+        for name in sorted(self.variables, key=len, reverse=True):
+            expression = re.sub(rf"\b{re.escape(name)}\b", _plain_number(values[name]), expression)
+        return evaluate(expression)
+
+    def answer(self, values: dict[str, float]) -> str:
+        """Every input labelled, then the final value (only when `values` is complete)."""
+        lines = [f"{name[:1].upper()}{name[1:]}: {_plain_number(values[name])}" for name in self.variables]
+        substituted = self.formula
+        for name in sorted(self.variables, key=len, reverse=True):
+            substituted = re.sub(rf"\b{re.escape(name)}\b", _plain_number(values[name]), substituted)
+        lines.append(f"Final value: {substituted} = {_plain_number(self.result(values))}")
+        return "\n".join(lines)
+
+    def partial(self, values: dict[str, float]) -> str:
+        """An answer from whatever has arrived: unknown inputs stated as such, no final value."""
+        lines = [f"{name[:1].upper()}{name[1:]}: "
+                 + (_plain_number(values[name]) if name in values else "not reported yet")
+                 for name in self.variables]
+        lines.append("Final value: cannot be computed until every input is known")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LabelledCalculation:
+    """One of several labelled requests (`ALPHA request: calculate …`), each answered on its own,
+    labelled, in its own thread."""
+
+    label: str
+    expression: str
+
+    def value(self) -> float:
+        return evaluate(self.expression)
+
+    def answer(self) -> str:
+        # the value right after the label: a verifier reads `<label>` then the first number
+        return f"{self.label} result: {_plain_number(self.value())}"
+
+
+@dataclass(frozen=True)
+class AmbiguousMention:
+    """Message one of several identities sharing a display name, told apart by their profiles'
+    `about`; then confirm to the requester."""
+
+    name: str  # the shared display name
+    marker: str  # what the right profile says, e.g. "Routing code ORCHID-72"
+    message: str  # what to send that person
+
+    def picks(self, profiles: list[tuple[str, str, str]]) -> list[str]:
+        """Pubkeys of the (pubkey, name, about) profiles that are `name` and whose about carries
+        the marker (case-insensitively; the routing code alone also counts)."""
+        code = _CODE.search(self.marker)
+        wanted = [self.marker.casefold()] + ([code.group(0).casefold()] if code else [])
+        return list(dict.fromkeys(
+            pubkey for pubkey, name, about in profiles
+            if name == self.name and any(term in about.casefold() for term in wanted)))
+
+    def namesakes(self, profiles: list[tuple[str, str, str]]) -> list[str]:
+        return list(dict.fromkeys(pubkey for pubkey, name, _ in profiles if name == self.name))
+
+    def answer(self) -> str:
+        return f"Sent `{self.message}` to {self.name} ({self.marker}); the other {self.name} was not notified."
+
+
+Task = Union[Projection, LicenseTotal, ChannelInvite, NamedPath, HelloFile,  # noqa: UP007 -- 3.9 (compat.py)
+             MultilineMessage, NarrativeStatus, InterleavedReports, LabelledCalculation, AmbiguousMention]
+
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]*-\d+\b")
+_ARITHMETIC = re.compile(r"^[\d\s+\-*/().]+$")
+
+
+def _plain_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def evaluate(expression: str) -> float:
+    """+ - * / and parentheses over decimal numbers, nothing else (never `eval`)."""
+    if not _ARITHMETIC.match(expression):
+        raise ValueError(f"not plain arithmetic: {expression!r}")
+    tokens = re.findall(r"\d+(?:\.\d+)?|[-+*/()]", expression)
+    at = 0
+
+    def peek() -> str | None:
+        return tokens[at] if at < len(tokens) else None
+
+    def take() -> str:
+        nonlocal at
+        if at >= len(tokens):
+            raise ValueError(f"unexpected end of {expression!r}")
+        at += 1
+        return tokens[at - 1]
+
+    def atom() -> float:
+        token = take()
+        if token == "(":
+            value = total()
+            if take() != ")":
+                raise ValueError(f"unbalanced parentheses in {expression!r}")
+            return value
+        if token == "-":
+            return -atom()
+        return float(token)
+
+    def product() -> float:
+        value = atom()
+        while peek() in ("*", "/"):
+            value = value * atom() if take() == "*" else value / atom()
+        return value
+
+    def total() -> float:
+        value = product()
+        while peek() in ("+", "-"):
+            value = value + product() if take() == "+" else value - product()
+        return value
+
+    result = total()
+    if at != len(tokens):
+        raise ValueError(f"trailing input in {expression!r}")
+    return result
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip("\n") for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
+
+
+def _multiline_message(text: str) -> MultilineMessage | None:
+    """`Send me this … update, preserving the … layout:` then the block, then a closing line."""
+    paragraphs = _paragraphs(text)
+    if len(paragraphs) < 3:
+        return None
+    lead = paragraphs[0]
+    if not (re.search(r"\b(?:send|post)\b", lead, re.IGNORECASE) and re.search(r"\blayout\b", lead, re.IGNORECASE)
+            and re.search(r"\b(?:preserv|keep)", lead, re.IGNORECASE) and lead.rstrip().endswith(":")):
+        return None
+    body = paragraphs[1:-1]
+    if not any(re.match(r"^\s*[-*] ", line) for block in body for line in block.splitlines()):
+        return None  # "paragraph and list layout" with no list to keep is not this task
+    return MultilineMessage("\n\n".join("\n".join(line.rstrip() for line in block.splitlines())
+                                        for block in body))
+
+
+_AGENT_NAME = r"((?:[A-Z][\w-]*\s+){1,4}(?:Bot|Agent))"
+
+
+def _narrative_status(text: str) -> NarrativeStatus | None:
+    """A status update whose bullets each start with an agent's name (`- Aurora Audit Bot …`)."""
+    if not re.search(r"\bstatus\b", text, re.IGNORECASE):
+        return None
+    bullets = re.findall(r"^\s*[-*]\s+" + _AGENT_NAME + r"\b(.*\S)\s*$", text, re.MULTILINE)
+    if len(bullets) < 2:
+        return None
+    lines = tuple(f"{name}{rest}" for name, rest in bullets)
+    return NarrativeStatus(lines, tuple(name for name, _ in bullets))
+
+
+def _interleaved_reports(text: str) -> InterleavedReports | None:
+    """Several announced reports, a wait for all of them, and a formula (in backticks) over
+    named inputs."""
+    count = re.search(r"\b(\d+|two|three|four|five|six)\s+(?:\w+\s+){0,2}(?:agents|reporters|bots)\b[^.]*\breport",
+                      text, re.IGNORECASE)
+    if count is None or not re.search(r"\bwait\b", text, re.IGNORECASE):
+        return None
+    formula = next((f for f in re.findall(r"`([^`]+)`", text) if re.search(r"[A-Za-z]", f)
+                    and re.fullmatch(r"[\w\s+\-*/().]+", f) and re.search(r"[-+*/]", f)), None)
+    if formula is None:
+        return None
+    variables = tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", formula)))
+    raw = count.group(1).lower()
+    return InterleavedReports(formula.strip(), variables, int(raw) if raw.isdigit() else _WORD_NUMBERS[raw])
+
+
+def _labelled_calculation(text: str) -> LabelledCalculation | None:
+    """`ALPHA request: calculate `(17 * 19) + 23`.` (backticks optional)."""
+    match = re.search(r"\b([A-Z][A-Z0-9]+)\s+request:\s*calculate\s+`?([\d\s+\-*/().]+?)`?\s*(?:\.(?:\s|$)|$)",
+                      text)
+    if match is None:
+        return None
+    try:
+        evaluate(match.group(2))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return LabelledCalculation(match.group(1), match.group(2).strip())
+
+
+def _ambiguous_mention(text: str) -> AmbiguousMention | None:
+    """Several members displayed as one name; the right one is the one whose profile says X;
+    send them a given message."""
+    name = re.search(r"\b(?:displayed|named|called)\s+as\s+`([^`]+)`|\bboth\s+(?:displayed|named|called)\s+`([^`]+)`",
+                     text, re.IGNORECASE)
+    marker = re.search(r"\bprofile\s+(?:says|reads|mentions|contains)\s+`([^`]+)`", text, re.IGNORECASE)
+    message = re.search(r"\bthe\s+message\s+`([^`]+)`", text, re.IGNORECASE)
+    if not (name and marker and message):
+        return None
+    return AmbiguousMention(name.group(1) or name.group(2), marker.group(1), message.group(1))
+
+
+def recognise(instruction: str) -> Task | None:
+    """The task an instruction asks for, or None when the stand-in cannot tell."""
+    for recogniser in (_labelled_calculation, _ambiguous_mention, _interleaved_reports, _narrative_status,
+                       _multiline_message, _projection, _channel_invite, _named_path, _hello_file,
+                       _license_total):
+        task = recogniser(instruction)
+        if task is not None:
+            return task
+    return None
 
 
 def _projection(text: str) -> Projection | None:
@@ -184,13 +446,47 @@ def _hello_file(text: str) -> HelloFile | None:
     return HelloFile(name.group(1), quoted.group(1) if quoted else "Hello, world!")
 
 
-def recognise(instruction: str) -> Task | None:
-    """The task an instruction asks for, or None when the stand-in cannot tell."""
-    for recogniser in (_projection, _channel_invite, _named_path, _hello_file, _license_total):
-        task = recogniser(instruction)
-        if task is not None:
-            return task
-    return None
+
+
+@dataclass(frozen=True)
+class Message:
+    """A delivered Buzz event as both stacks' policies see it (the stand-in from the event itself,
+    the scripted model from buzz-acp's rendering of it)."""
+
+    event_id: str
+    sender: str
+    content: str
+    root_id: str | None = None  # the thread it replies into, if any
+
+
+@dataclass
+class Request:
+    """A delivered event asking for something, with the later events that reply into its thread
+    (reports, answers): a request is answered from its own text plus those inputs."""
+
+    message: Message
+    task: Task | None
+    inputs: list[Message] = field(default_factory=list)
+
+
+def requests_of(messages: list[Message], instruction: Callable[[str], str]) -> list[Request]:
+    """The requests among everything delivered so far, oldest first. An event replying into the
+    thread of a known request is an input to it; any other event is a request of its own, except
+    an unrecognised reply into a thread this agent never saw (nothing it was asked)."""
+    requests: dict[str, Request] = {}
+    seen: set[str] = set()
+    for message in messages:
+        if message.event_id in seen:
+            continue  # delivered again (a re-rendered batch, a steer)
+        seen.add(message.event_id)
+        if message.root_id is not None and message.root_id in requests:
+            requests[message.root_id].inputs.append(message)
+            continue
+        task = recognise(instruction(message.content))
+        if message.root_id is not None and task is None:
+            continue
+        requests[message.event_id] = Request(message, task)
+    return list(requests.values())
 
 
 def strip_mention(content: str, name: str) -> str:

@@ -24,6 +24,18 @@ async def post_task(
     return str(event["id"])
 
 
+def _is_done(event: dict[str, Any]) -> bool:
+    content = event.get("content")
+    return isinstance(content, str) and content.startswith(DONE_PREFIX)
+
+
+async def find_done(client: RelayClient, channel_id: str, orchestrator_pubkey: str, since: int) -> dict[str, Any] | None:
+    """The first orchestrator `DONE:` message at or after `since` already stored, or None."""
+    flt = {"kinds": [KIND_MESSAGE], "#h": [channel_id], "authors": [orchestrator_pubkey], "since": since}
+    done = [e for e in await client.query([flt], timeout=30) if _is_done(e)]
+    return min(done, key=lambda e: (e.get("created_at") or 0)) if done else None
+
+
 async def wait_for_done(
     client: RelayClient, channel_id: str, orchestrator_pubkey: str, since: int
 ) -> dict[str, Any]:
@@ -32,7 +44,6 @@ async def wait_for_done(
     flt = {"kinds": [KIND_MESSAGE], "#h": [channel_id], "authors": [orchestrator_pubkey], "since": since}
     async with client.subscribe([flt]) as sub:
         async for event in sub:
-            content = event.get("content")
-            if isinstance(content, str) and content.startswith(DONE_PREFIX):
+            if _is_done(event):
                 return event
     raise RelayError("subscription ended before a DONE: message arrived")

@@ -25,7 +25,7 @@ from buzz_operator.condition.paths import remote_stderr_log, remote_stdout_log
 from buzz_operator.ledger import USAGE_MARKER
 from buzz_operator.ledger.turn_log import TurnLog
 from buzz_operator.relay.client import RelayClient, RelayError
-from buzz_operator.relay.messages import KIND_MESSAGE, post_task, wait_for_done
+from buzz_operator.relay.messages import KIND_MESSAGE, find_done, post_task, wait_for_done
 from buzz_operator.relay.scripted import ScriptedEvent, publish_scripted
 from buzz_operator.relay.tenant import actor_secrets, client_as, healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
@@ -120,7 +120,9 @@ async def _await_completion(
         if task in finished:
             if (error := task.exception()) is not None:
                 raise error
-            return None, False
+            # The seat's log can show the turn's end before the relay delivers the DONE: it
+            # published in that turn; a DONE already stored is still the run's completion.
+            return await find_done(user, handle.channel_id, handle.orchestrator.pubkey, since), False
     if done in finished and (error := done.exception()) is not None:
         raise StepFailure("RelayUnavailable", f"DONE subscription: {error}"[:300]) from error
     return None, True

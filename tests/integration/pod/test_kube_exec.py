@@ -65,6 +65,28 @@ async def test_timeout_is_raised(kube: Kube, namespace: str, shell_pod: str) -> 
         await kexec.run(kube, namespace, shell_pod, "task", "sleep 30", timeout_s=1)
 
 
+async def test_follow_yields_output_as_it_is_written(kube: Kube, namespace: str, shell_pod: str) -> None:
+    """The run step's watch: a line appended to a followed file arrives while the command still runs."""
+    await kexec.run(kube, namespace, shell_pod, "task", ": > /tmp/followed.log", timeout_s=30)
+    seen = b""
+    stream = kexec.follow(kube, namespace, shell_pod, "task", "exec timeout 60 tail -n +1 -F /tmp/followed.log")
+    async with asyncio.timeout(30):
+        writer = asyncio.create_task(kexec.run(
+            kube, namespace, shell_pod, "task", "sleep 1; echo first >> /tmp/followed.log", timeout_s=30))
+        async for chunk in stream:
+            seen += chunk
+            if b"first\n" in seen:
+                break
+        await writer
+    await stream.aclose()
+    assert seen == b"first\n"
+
+
+async def test_follow_ends_with_its_command(kube: Kube, namespace: str, shell_pod: str) -> None:
+    chunks = [c async for c in kexec.follow(kube, namespace, shell_pod, "task", "echo a; echo b >&2; echo c")]
+    assert b"".join(chunks) == b"a\nc\n"  # stdout only
+
+
 async def test_exec_into_a_missing_container_is_an_exec_error(kube: Kube, namespace: str, shell_pod: str) -> None:
     with pytest.raises(kexec.ExecError, match="nope"):
         await kexec.run(kube, namespace, shell_pod, "nope", "true", timeout_s=30)

@@ -39,9 +39,10 @@ ROOT = Path(__file__).resolve().parents[3]
 NAMESPACE = "buzz-demo"
 RELAY_URL = "ws://localhost:3600"
 RELAY_DB = "buzz_demo_relay"
-SWEEPS = ("demo-oracle", "demo-toplevel", "demo-scripted-oracle", "demo-scripted-toplevel")
+SWEEPS = ("demo-oracle", "demo-toplevel", "demo-naive", "demo-scripted-oracle", "demo-scripted-naive")
 CONDITIONS = {"standin-oracle": "standin-oracle.yaml", "standin-toplevel": "standin-toplevel.yaml",
-              "scripted-oracle": "scripted-oracle.yaml", "scripted-toplevel": "scripted-toplevel.yaml"}
+              "standin-naive": "standin-naive.yaml", "scripted-oracle": "scripted-oracle.yaml",
+              "scripted-naive": "scripted-naive.yaml"}
 console = Console(width=140)
 
 

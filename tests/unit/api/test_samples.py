@@ -27,7 +27,7 @@ def test_samples_validate(path: Path) -> None:
 def test_demo_runs_oracle_and_toplevel_folded_in_and_on_the_scripted_endpoint() -> None:
     (demo,) = [path for path in SAMPLES if path.name == "demo.yaml"]
     specs = {doc["metadata"]["name"]: validate_sweep_spec(doc["spec"]) for doc in _documents(demo)}
-    assert sorted(specs) == ["demo-oracle", "demo-scripted-oracle", "demo-scripted-toplevel", "demo-toplevel"]
+    assert sorted(specs) == ["demo-naive", "demo-oracle", "demo-scripted-naive", "demo-scripted-oracle", "demo-toplevel"]
     for name, spec in specs.items():
         family = "scripted" if name.startswith("demo-scripted-") else "standin"
         assert spec.condition.config_map_ref is not None

@@ -17,7 +17,7 @@ from buzz_operator.condition import (
 )
 
 MANIFESTS = Path(__file__).resolve().parents[3] / "manifests"
-STANDIN = ["standin-oracle.yaml", "standin-toplevel.yaml", "standin-team.yaml"]
+STANDIN = ["standin-oracle.yaml", "standin-toplevel.yaml", "standin-naive.yaml", "standin-team.yaml"]
 
 
 @pytest.mark.parametrize("name", STANDIN)
@@ -37,11 +37,13 @@ def test_standin_shapes() -> None:
     oracle = ExperimentManifest.load(MANIFESTS / "standin-oracle.yaml")
     toplevel = ExperimentManifest.load(MANIFESTS / "standin-toplevel.yaml")
     team = ExperimentManifest.load(MANIFESTS / "standin-team.yaml")
+    naive = ExperimentManifest.load(MANIFESTS / "standin-naive.yaml")
+    assert naive.is_solo and naive.roster[0].endpoint == "standin/naive"
     assert oracle.is_solo and oracle.roster[0].endpoint == "standin/oracle"
     assert toplevel.is_solo and toplevel.roster[0].endpoint == "standin/toplevel"
     assert [seat.seat_id for seat in plan_seats(team)] == ["lead-1", "worker-1"]
     assert {entry.endpoint for entry in team.roster} == {"standin/team"}
-    assert len({oracle.sha256, toplevel.sha256, team.sha256}) == 3
+    assert len({oracle.sha256, toplevel.sha256, team.sha256, naive.sha256}) == 4
 
 
 def test_solo_persona_states_the_done_contract() -> None:
@@ -53,7 +55,7 @@ def test_standin_endpoint_config() -> None:
     endpoints = EndpointConfig.load(MANIFESTS / "endpoints" / "standin.json")
     assert redact_endpoints(endpoints) == {
         name: {"provider": "standin", "api_key_env": "STANDIN_API_KEY", "env_keys": []}
-        for name in ("standin/oracle", "standin/team", "standin/toplevel")
+        for name in ("standin/naive", "standin/oracle", "standin/team", "standin/toplevel")
     }
     assert find_placeholder_endpoints(endpoints) == []
     assert set(resolve_api_keys(endpoints, {"STANDIN_API_KEY": "standin"})) == set(endpoints)

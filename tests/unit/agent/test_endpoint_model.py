@@ -91,7 +91,7 @@ def _model(bridge: _Bridge, home: Path, base: str, *, model: str = "scripted/ora
 def _turn(instruction: str) -> Turn:
     event = {"id": "e" * 64, "pubkey": USER, "created_at": 1_796_126_400, "kind": 9,
              "content": f"@solo-1 {instruction}", "tags": [["h", CHANNEL], ["p", AGENT]]}
-    return Turn(event, CHANNEL, str(event["content"]), Session("s1", "You are `solo-1`."))
+    return Turn([event], CHANNEL, str(event["content"]), Session("s1", "You are `solo-1`."))
 
 
 def _served_usage(out: str) -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ async def test_a_second_turn_continues_the_session(endpoint: str, tmp_path: Path
     bridge = _Bridge(tmp_path)
     model = _model(bridge, tmp_path, f"{endpoint}/v1")
     first, second = _turn(LICENSES), _turn("What is the total for 3 licenses at $10 for 2 months?")
-    second = Turn({**second.event, "id": "d" * 64}, CHANNEL, second.text, first.session)
+    second = Turn([{**second.event, "id": "d" * 64}], CHANNEL, second.text, first.session)
     await model.turn(first)
     await model.turn(second)
     history = model.histories["s1"]

@@ -21,61 +21,19 @@ from buzz_operator.dev.agent.tasks import (
     strip_mention,
 )
 
-TASKS = Path(__file__).resolve().parents[3] / "tasks"
-
-MULTILINE = """Send me this release-readiness update, preserving the paragraph and list layout:
-
-Release readiness
-
-- API: ready
-- Database: ready
-- Rollback: tested
-
-Owner: Platform Operations
-
-Keep the response brief and do not add a table.
-"""
-NARRATIVE = """Give me a two-line status update:
-
-- Aurora Audit Bot completed the audit.
-- Beacon Deploy Bot remains idle.
-
-This is only a status summary. Neither bot has any work to do.
-"""
-INTERLEAVED = """Three specialist agents will report separate inputs for a forecast. Wait until
-you have all three reports, then calculate:
-
-`(North + South - reserve) * multiplier`
-
-Send me one concise synthesis that labels all four inputs and the final value.
-"""
-CROSS_THREAD = """ALPHA request: calculate `(17 * 19) + 23`.
-
-Reply with the ALPHA result, labelled ALPHA.
-"""
-BETA = "BETA request: calculate (84 / 7) + 29. Reply with the BETA result, labelled BETA."
-AMBIGUOUS = """Two channel members are both displayed as `Taylor Morgan Lee`.
-
-Find the one whose profile says `Routing code ORCHID-72` and send that person
-the message `ORCHID-72 approved`. Do not notify the other Taylor Morgan Lee.
-Then tell me briefly that it was sent.
-"""
-# multiline-message/tests/verify.py EXPECTED
-RELEASE = ("Release readiness\n\n- API: ready\n- Database: ready\n- Rollback: tested\n\n"
-           "Owner: Platform Operations")
-REPORTS = (  # the three scripted reports of interleaved-agent-reports (Block's task_fixtures.py)
-    "@solo-1 Ledger report: North is 17 and South is 23. Use both values in the requested synthesis.",
-    "@solo-1 Risk report: subtract a reserve of 11 before applying the operations multiplier.",
-    "@solo-1 Operations report: the final multiplier is 3.",
+from tests.unit.agent.suite_trial import (
+    AMBIGUOUS,
+    BETA,
+    BLOCK_TEXTS,
+    CROSS_THREAD,
+    INTERLEAVED,
+    MULTILINE,
+    NARRATIVE,
+    RELEASE,
+    REPORTS,
 )
-BLOCK_TEXTS = {
-    "multiline-message": MULTILINE,
-    "narrative-agent-names": NARRATIVE,
-    "interleaved-agent-reports": INTERLEAVED,
-    "cross-thread-requests": CROSS_THREAD,
-    "ambiguous-user-mention": AMBIGUOUS,
-}
 
+TASKS = Path(__file__).resolve().parents[3] / "tasks"
 
 def test_multiline_message_keeps_the_body_exactly() -> None:
     task = recognise(MULTILINE)

@@ -109,6 +109,7 @@ def test_team_block_parsing() -> None:
 
 
 def test_policy_registry() -> None:
-    assert set(POLICIES) == {"oracle", "team", "toplevel", "silent", "crash", "hang", "leaky"}
+    assert set(POLICIES) == {"oracle", "team", "toplevel", "naive", "silent", "crash", "hang", "leaky"}
     assert all(cls.name == name for name, cls in POLICIES.items())
     assert POLICIES["toplevel"].threaded is False and POLICIES["oracle"].threaded is True
+    assert POLICIES["naive"].naive is True and POLICIES["naive"].threaded is True and POLICIES["oracle"].naive is False

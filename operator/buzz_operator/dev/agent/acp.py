@@ -26,7 +26,7 @@ from .model_loop import EndpointModel
 from .nostr import CredentialError
 from .policies import POLICIES, Policy
 from .session import RelayError
-from .tracing import ACP_TARGET, EnvFilter, Logger
+from .tracing import ACP_TARGET, TURN_TARGET, EnvFilter, Logger, delivery_receipt_line, turn_starting_line
 from .turn import Turn
 
 SHUTDOWN_GRACE_S = 1.0
@@ -39,8 +39,13 @@ Exits 0 after SIGTERM/SIGINT, 1 when the relay is lost, 2 on bad configuration."
 
 
 async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
+    """One turn, logged as buzz-acp logs it: the pool's start line, the stand-in's own start
+    marker, the usage line, one turn-end marker, and — after a turn that ended normally — the
+    pool's delivery receipt naming every event the turn delivered (pool.rs
+    `record_channel_delivery_success`; a failed or timed-out turn delivered nothing)."""
     session_id = turn.session.session_id
     log = bridge.log
+    log.info(TURN_TARGET, turn_starting_line(turn.channel))
     log.info(ACP_TARGET, f"turn started for {session_id} (event {turn.event.get('id')})")
     outcome = "complete"
     try:
@@ -56,6 +61,8 @@ async def run_turn(bridge: Bridge, policy: Policy, turn: Turn) -> None:
         outcome = "cancelled"
     bridge.report_usage(turn.session)
     log.info(ACP_TARGET, f"turn {outcome} for {session_id}")
+    if outcome != "cancelled":
+        log.info(TURN_TARGET, delivery_receipt_line(turn.channel, turn.event_ids))
 
 
 PolicyFactory = Callable[[Bridge], Policy]

@@ -1,6 +1,12 @@
-"""The stand-in buzz-acp bridge: relay connection and reconnection, channel subscriptions and
-wake-on-mention. The "model" is folded in: a policy (policies.py) decides what a turn does and
-acts through the tools (tools.py), which bill every byte it reads or writes to the session.
+"""The stand-in buzz-acp bridge: relay connection and reconnection, channel subscriptions,
+wake-on-mention and the per-channel event queue. The "model" is folded in: a policy
+(policies.py) decides what a turn does and acts through the tools (tools.py), which bill every
+byte it reads or writes to the session.
+
+Queueing is buzz-acp's `--multiple-event-handling queue` (crates/buzz-acp/src/queue.rs): an event
+for a channel with no turn running starts one at once; events that arrive while it runs wait and
+the next turn delivers them together, oldest first, up to MAX_BATCH_EVENTS. (Block's default,
+`steer`, instead hands a mid-turn event to the running turn; docs/scripted-model.md.)
 """
 
 from __future__ import annotations
@@ -15,7 +21,15 @@ from .prompt import Team, parse_team
 from .session import RelayError, RelaySession, Subscription, SubscriptionRefused
 from .tools import Tools
 from .tracing import ACP_TARGET, EnvFilter, Logger
-from .turn import KIND_MESSAGE, OnTurn, Turn, created_at
+from .turn import (
+    KIND_MESSAGE,
+    MAX_BATCH_EVENTS,
+    MAX_PENDING_PER_CHANNEL,
+    OnTurn,
+    Turn,
+    batch_text,
+    created_at,
+)
 from .usage import Session
 
 CONNECT_ATTEMPTS = 30
@@ -43,6 +57,8 @@ class Bridge(Tools):
         self._seen: set = set()
         self._newest = 0  # created_at of the newest channel event received
         self.turns: list[asyncio.Task[None]] = []
+        self.pending: dict[str, list[Event]] = {channel: [] for channel in config.channels}
+        self.in_flight: set[str] = set()
 
     # -- connection ----------------------------------------------------------------------------
     def _fresh_session(self) -> RelaySession:
@@ -129,6 +145,27 @@ class Bridge(Tools):
         if waiter is not None and not waiter.done():
             waiter.set_result(event)  # an answer to a question this agent asked mid-turn
             return
-        text = str(event.get("content", ""))
-        turn = Turn(event, channel, text, self.sessions[channel], created_at(event))
-        self.turns.append(asyncio.create_task(on_turn(turn)))
+        pending = self.pending.setdefault(channel, [])
+        if len(pending) >= MAX_PENDING_PER_CHANNEL:
+            dropped = pending.pop(0)
+            self.log.warn(ACP_TARGET, f"channel {channel} queue full; dropped event {dropped.get('id')}")
+        pending.append(event)
+        self.dispatch(channel, on_turn)
+
+    def dispatch(self, channel: str, on_turn: OnTurn) -> None:
+        """Start the channel's next turn with everything queued for it, unless one is running."""
+        pending = self.pending.get(channel)
+        if channel in self.in_flight or not pending:
+            return
+        batch = pending[:MAX_BATCH_EVENTS]
+        del pending[:MAX_BATCH_EVENTS]
+        self.in_flight.add(channel)
+        turn = Turn(batch, channel, batch_text(batch), self.sessions[channel], max(created_at(e) for e in batch))
+        self.turns.append(asyncio.create_task(self._run(turn, on_turn)))
+
+    async def _run(self, turn: Turn, on_turn: OnTurn) -> None:
+        try:
+            await on_turn(turn)
+        finally:
+            self.in_flight.discard(turn.channel)
+        self.dispatch(turn.channel, on_turn)  # not reached when cancelled: shutting down

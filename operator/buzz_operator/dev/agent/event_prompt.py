@@ -1,7 +1,15 @@
 """The prompt buzz-acp builds for a turn (crates/buzz-acp/src/queue.rs `format_prompt`): a
-`[Context]` section, then the triggering event as a `[Buzz event: <tag>]` block rendered by
-`format_event_block`. A model endpoint reads the same text from the stand-in as from the real
+`[Context]` section for the batch's last event, then the event section — one event as a
+`[Buzz event: <tag>]` block, several as `[Buzz events — N events]` with a
+`--- Event i (<tag>) ---` header before each block, every block rendered by
+`format_event_block`. buzz-acp sends the sections as separate text blocks and buzz-agent joins a
+prompt's blocks with one newline (agent.rs `prompt_to_text`), so the text a model reads is the
+sections joined by `\n`. A model endpoint reads the same text from the stand-in as from the real
 bridge (buzz_operator.dev.model.event parses it), so only the fields the real one shows are here.
+
+Not rendered: the `[Thread Context]` section buzz-acp adds for a thread reply (the thread's root
+and recent replies fetched from the relay), and the steer and cancel-merge framings of a
+mid-turn event, which the stand-in's queueing never produces (docs/scripted-model.md).
 
 Pure: the channel's metadata and the profiles it names are looked up by the caller.
 """
@@ -149,16 +157,38 @@ def context_block(channel_id: str, info: ChannelInfo | None, event: Event, profi
     return "\n".join(lines)
 
 
+def event_section(channel_id: str, info: ChannelInfo | None, events: list[Event], profiles: dict[str, Profile],
+                  tags: list[str]) -> str:
+    """queue.rs `format_prompt` step 4b: the batch's events, each with its prompt tag."""
+    if len(events) == 1:
+        return f"[Buzz event: {tags[0]}]\n{event_block(channel_id, info, events[0], profiles)}"
+    section = f"[Buzz events — {len(events)} events]"
+    for index, event in enumerate(events):  # no zip(strict=): this runs on Python 3.9
+        section += f"\n\n--- Event {index + 1} ({tags[index]}) ---\n{event_block(channel_id, info, event, profiles)}"
+    return section
+
+
+def render_batch(channel_id: str, info: ChannelInfo | None, events: list[Event], profiles: dict[str, Profile],
+                 tags: list[str]) -> str:
+    """The whole prompt text of a turn delivering `events` (oldest first; scope from the last)."""
+    return (f"{context_block(channel_id, info, events[-1], profiles)}\n"
+            f"{event_section(channel_id, info, events, profiles, tags)}")
+
+
 def render(channel_id: str, info: ChannelInfo | None, event: Event, profiles: dict[str, Profile],
            tag: str = "@mention") -> str:
     """The whole prompt text of one single-event turn."""
-    return (f"{context_block(channel_id, info, event, profiles)}\n\n"
-            f"[Buzz event: {tag}]\n{event_block(channel_id, info, event, profiles)}")
+    return render_batch(channel_id, info, [event], profiles, [tag])
 
 
 def wanted_profiles(event: Event) -> list[str]:
     """Whose profiles the prompt names: the sender and everyone mentioned."""
     return list(dict.fromkeys([str(event.get("pubkey", "")), *mentions_of(event)]))
+
+
+def batch_profiles(events: list[Event]) -> list[str]:
+    """Whose profiles a batch's prompt names (pool.rs `collect_prompt_pubkeys`)."""
+    return list(dict.fromkeys(pubkey for event in events for pubkey in wanted_profiles(event)))
 
 
 def lookup(events: list[Any]) -> dict[str, Profile]:

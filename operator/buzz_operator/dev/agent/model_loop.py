@@ -1,7 +1,8 @@
 """The stand-in's buzz-agent loop against a model endpoint: when the seat's provider is a real one
 (openai, anthropic), the model is not folded in but called over HTTP the way buzz-agent calls it.
 
-Per turn: the prompt buzz-acp would send (event_prompt.py) joins the session's history; the
+Per turn: the prompt buzz-acp would send for the turn's batch (event_prompt.py) joins the
+session's history, which holds every earlier turn as buzz-agent's session does; the
 endpoint is asked; each shell tool call it returns runs as buzz-dev-mcp would run it (shell.py)
 and its result goes back as a tool result; this repeats until a reply has no tool calls. The
 session is billed the usage each response reports, and the turn's end logs the session's totals
@@ -75,11 +76,11 @@ class EndpointModel(Policy):
             event = metadata[turn.channel]
             names, about = tag_values(event, "name"), tag_values(event, "about")
             info = event_prompt.ChannelInfo(names[0] if names else turn.channel, about[0] if about else None)
-        wanted = event_prompt.wanted_profiles(turn.event)
+        wanted = event_prompt.batch_profiles(turn.events)
         profiles = event_prompt.lookup(await relay.query([{"kinds": [KIND_PROFILE], "authors": wanted}]))
-        mentioned = self.bridge.pubkey in event_prompt.mentions_of(turn.event)
-        return event_prompt.render(turn.channel, info, turn.event, profiles,
-                                   tag="@mention" if mentioned else "channel message")
+        tags = ["@mention" if self.bridge.pubkey in event_prompt.mentions_of(event) else "channel message"
+                for event in turn.events]
+        return event_prompt.render_batch(turn.channel, info, turn.events, profiles, tags)
 
     def _body(self, history: list[llm.HistoryItem]) -> dict[str, object]:
         system = self.bridge.config.system_prompt

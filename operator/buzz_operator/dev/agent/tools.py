@@ -14,7 +14,15 @@ from .config import AcpConfig
 from .nostr import Event, Tags, latest_by, provisioned_by, tag_values, thread_tags
 from .session import RelaySession
 from .tracing import ACP_TARGET, Logger
-from .turn import KIND_ADD_MEMBER, KIND_CREATE_CHANNEL, KIND_MESSAGE, KIND_PROFILE, Turn, created_at
+from .turn import (
+    KIND_ADD_MEMBER,
+    KIND_CHANNEL_MEMBERS,
+    KIND_CREATE_CHANNEL,
+    KIND_MESSAGE,
+    KIND_PROFILE,
+    Turn,
+    created_at,
+)
 from .usage import Session
 
 
@@ -38,11 +46,12 @@ class Tools:
         self.log.debug("acp::usage", session.line())
 
     # -- tools ---------------------------------------------------------------------------------
-    async def post(self, turn: Turn, content: str, thread: bool = True,
+    async def post(self, turn: Turn, content: str, reply_to: Event | None = None,
                    mentions: list[str] | None = None) -> Event:
+        """Publish in the turn's channel: a thread reply to `reply_to`, else a top-level message."""
         tags: Tags = [["h", turn.channel]]
-        if thread:
-            tags.extend(thread_tags(turn.event))
+        if reply_to is not None:
+            tags.extend(thread_tags(reply_to))
         for pubkey in dict.fromkeys(mentions or []):
             tags.append(["p", pubkey])
         # A model takes seconds; the stand-in takes milliseconds. Publishing in the same second
@@ -56,11 +65,11 @@ class Tools:
         turn.floor = max(turn.floor, created_at(event))
         return event
 
-    async def ask(self, turn: Turn, pubkey: str, name: str, question: str) -> Event:
-        """Mention a teammate in the thread and wait (idle timeout) for its answer."""
+    async def ask(self, turn: Turn, about: Event, pubkey: str, name: str, question: str) -> Event:
+        """Mention a teammate in the thread of `about` and wait (idle timeout) for its answer."""
         waiter: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
         self._waiters[pubkey] = waiter
-        await self.post(turn, f"@{name} {question}", mentions=[pubkey])
+        await self.post(turn, f"@{name} {question}", reply_to=about, mentions=[pubkey])
         try:
             answer = await asyncio.wait_for(waiter, self.config.idle_timeout_s)
         finally:
@@ -112,6 +121,35 @@ class Tools:
         names = {name: author for name, (_, author) in ranked.items()}
         self.read(turn, json.dumps(sorted(names)))
         return names
+
+    async def channel_members(self, turn: Turn, channel_id: str) -> list[str]:
+        """The channel's member pubkeys, from the relay's kind-39002 member list (as `buzz channels
+        members` reads it), read into the context."""
+        latest = latest_by(await self.relay.query([{"kinds": [KIND_CHANNEL_MEMBERS], "#d": [channel_id]}]), "d")
+        event = latest.get(channel_id)
+        members = tag_values(event, "p") if event is not None else []
+        self.read(turn, json.dumps(members))
+        return members
+
+    async def profiles(self, turn: Turn, pubkeys: list[str]) -> list[tuple[str, str, str]]:
+        """(pubkey, name, about) of each identity's latest kind-0 profile, as `buzz users get
+        --pubkey` prints them (the profile's own fields), read into the context."""
+        if not pubkeys:
+            return []
+        events = await self.relay.query([{"kinds": [KIND_PROFILE], "authors": pubkeys, "limit": 5000}])
+        rows = []
+        for author, event in sorted(latest_by(events, "pubkey").items()):
+            try:
+                profile = json.loads(event.get("content") or "{}")
+            except ValueError:
+                continue
+            if not isinstance(profile, dict):
+                continue
+            name = profile.get("display_name") or profile.get("name")
+            about = profile.get("about")
+            rows.append((author, name if isinstance(name, str) else "", about if isinstance(about, str) else ""))
+        self.read(turn, json.dumps(rows))
+        return rows
 
     def read_file(self, turn: Turn, path: str) -> str | None:
         try:

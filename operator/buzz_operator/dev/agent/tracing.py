@@ -17,6 +17,19 @@ LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
 _NAMES = {1: "ERROR", 2: "WARN", 3: "INFO", 4: "DEBUG", 5: "TRACE"}
 DEFAULT_DIRECTIVES = "buzz_acp=info"
 ACP_TARGET = "buzz_acp"  # buzz-acp's own log target (readiness and turn markers)
+TURN_TARGET = "pool::prompt"  # buzz-acp's pool: a turn's start and the events it delivered (pool.rs)
+
+
+def delivery_receipt_line(channel_id: str, event_ids: list[str]) -> str:
+    """crates/buzz-acp/src/pool.rs `delivery_receipt_line`: logged (INFO, `pool::prompt`) when a
+    turn has ended successfully, naming every event the turn delivered, sorted and comma-joined."""
+    return f"turn delivered Buzz events for channel {channel_id}: {','.join(sorted(set(event_ids)))}"
+
+
+def turn_starting_line(channel_id: str) -> str:
+    """crates/buzz-acp/src/pool.rs: the turn-start line, labelled as `log_stop_reason` labels the
+    end (`prompt_label`: `channel <uuid>`)."""
+    return f"turn starting for channel {channel_id}"
 
 
 class EnvFilter:

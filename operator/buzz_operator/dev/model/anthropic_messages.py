@@ -43,25 +43,24 @@ def parse(body: dict[str, Any], raw_chars: int) -> Turn:
             raise UnsupportedRequest(f"tools[{index}]: a tool needs a name")
         tools.append(str(tool["name"]))
 
-    def is_prompt(message: dict[str, Any]) -> bool:
-        if message.get("role") != "user":
-            return False
-        blocks = _blocks(message.get("content"), "messages[].content")
-        return any(b.get("type") == "text" for b in blocks) and not any(b.get("type") == "tool_result" for b in blocks)
-
-    last_prompt = max((i for i, m in enumerate(messages) if is_prompt(m)), default=None)
-    if last_prompt is None:
-        raise UnsupportedRequest("messages: no user text message to answer")
-    prompt_blocks = _blocks(messages[last_prompt]["content"], f"messages[{last_prompt}].content")
-    turn = Turn(model=body["model"], tools=tools, request_chars=raw_chars,
-                prompt="\n".join(str(b.get("text", "")) for b in prompt_blocks if b.get("type") == "text"))
-    for index, message in enumerate(messages[last_prompt + 1:], start=last_prompt + 1):
-        for number, block in enumerate(_blocks(message.get("content"), f"messages[{index}].content")):
+    prompts: list[str] = []
+    turn = Turn(model=body["model"], tools=tools, request_chars=raw_chars, prompt="")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise UnsupportedRequest(f"messages[{index}]: a message must be an object")
+        blocks = _blocks(message.get("content"), f"messages[{index}].content")
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        if message.get("role") == "user" and texts and not any(b.get("type") == "tool_result" for b in blocks):
+            prompts.append("\n".join(texts))
+        for number, block in enumerate(blocks):
             where = f"messages[{index}].content[{number}]"
             if block.get("type") == "tool_use":
                 turn.calls.append(ToolCall(str(block.get("id")), str(block.get("name")), dict(block.get("input") or {})))
             elif block.get("type") == "tool_result":
                 turn.results[str(block.get("tool_use_id"))] = _block_text(block, where)
+    if not prompts:
+        raise UnsupportedRequest("messages: no user text message to answer")
+    turn.prompt, turn.prompts = prompts[-1], prompts
     return turn
 
 

@@ -1,8 +1,9 @@
-"""One turn of a conversation in a dialect-neutral form: what the scripted policies read.
+"""A conversation in a dialect-neutral form: what the scripted policies read.
 
 Both dialects (OpenAI Chat Completions, Anthropic Messages) are translated into this shape, so
-a policy is written once: the prompt that opened the turn, the tool calls the model made since,
-and what each returned.
+a policy is written once: every prompt the session has been sent (buzz-agent keeps a session's
+history across turns, so a later turn's request still holds the earlier turns' prompts, and a
+mid-turn steer lands as one more prompt), every tool call the model made, and what each returned.
 """
 
 from __future__ import annotations
@@ -24,14 +25,20 @@ class ToolCall:
 
 @dataclass
 class Turn:
-    """The conversation since its last prompt (a user message that is not a tool result)."""
+    """The whole conversation of one request: its prompts (user messages that are not tool
+    results) in order, the last one being the turn's, and every tool call and result."""
 
     model: str
-    prompt: str
+    prompt: str  # the last prompt
     tools: list[str]
     calls: list[ToolCall] = field(default_factory=list)
     results: dict[str, str] = field(default_factory=dict)  # call_id → tool output text
     request_chars: int = 0  # size of the request as sent, for the usage the reply reports
+    prompts: list[str] = field(default_factory=list)  # every prompt, oldest first
+
+    def __post_init__(self) -> None:
+        if not self.prompts:
+            self.prompts = [self.prompt]
 
     def result(self, call_id: str) -> str | None:
         return self.results.get(call_id)

@@ -1,8 +1,7 @@
-"""Read the Buzz event a turn answers out of the prompt text `buzz-acp` builds.
+"""Read the Buzz events a conversation delivered out of the prompt text `buzz-acp` builds.
 
 buzz-acp renders every event it delivers as a block (its `queue::format_event_block`):
 
-    [Buzz event: @mention]
     Event ID: <64 hex>
     Channel: <name> (#<uuid>)      or just <uuid>
     Kind: 9
@@ -12,8 +11,10 @@ buzz-acp renders every event it delivers as a block (its `queue::format_event_bl
     Tags: [["h","<uuid>"], …]
     Parsed: parent=…, root=…, mentions=[…]
 
-The stand-in buzz-acp renders the same block, so one reader serves both stacks. The model acts
-on the last event block of the last prompt: that is the one the turn answers.
+under a `[Buzz event: <tag>]` header for a one-event batch, or after a `--- Event i (<tag>) ---`
+line inside `[Buzz events — N events]` (queue.rs `format_prompt`); a mid-turn steer and a
+cancel-and-merge re-prompt wrap the same blocks in other headers. The stand-in buzz-acp renders
+the same blocks, so one reader serves both stacks: it takes every block of every prompt.
 """
 
 from __future__ import annotations
@@ -45,16 +46,12 @@ class NoEvent(ValueError):
     """The prompt holds no Buzz event block the model could answer."""
 
 
-def last_event(prompt: str) -> BuzzEvent:
-    starts = list(_BLOCK.finditer(prompt))
-    if not starts:
-        raise NoEvent("the prompt holds no `Event ID:` block from buzz-acp")
-    block = prompt[starts[-1].start():]
+def _block(block: str, event_id: str) -> BuzzEvent | None:
     channel = _CHANNEL.search(block)
     sender = _FROM_HEX.search(block)
     content_at = block.find("\nContent: ")
     if channel is None or sender is None or content_at < 0:
-        raise NoEvent("the last event block lacks its Channel, From or Content line")
+        return None
     rest = block[content_at + len("\nContent: "):]
     end = _FIELD.search(rest)
     content = rest[: end.start()] if end else rest
@@ -65,13 +62,46 @@ def last_event(prompt: str) -> BuzzEvent:
     except ValueError:
         created_at = None
     return BuzzEvent(
-        event_id=starts[-1].group(1),
+        event_id=event_id,
         channel_id=channel.group(1),
         sender=sender.group(1),
         content=content.rstrip("\n"),
         root_id=root.group(1) if root else None,
         created_at=created_at,
     )
+
+
+def events_in(prompt: str) -> list[BuzzEvent]:
+    """Every well-formed event block of one prompt, in the order rendered."""
+    starts = list(_BLOCK.finditer(prompt))
+    events = []
+    for index, start in enumerate(starts):
+        stop = starts[index + 1].start() if index + 1 < len(starts) else len(prompt)
+        event = _block(prompt[start.start():stop], start.group(1))
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def delivered(prompts: list[str]) -> list[BuzzEvent]:
+    """Every event the conversation's prompts delivered, once each, oldest delivery first (a
+    re-rendered event, as a cancel-and-merge re-prompt repeats it, keeps its first place)."""
+    seen: dict[str, BuzzEvent] = {}
+    for prompt in prompts:
+        for event in events_in(prompt):
+            seen.setdefault(event.event_id, event)
+    if not seen:
+        raise NoEvent("the prompt holds no `Event ID:` block from buzz-acp")
+    return list(seen.values())
+
+
+def last_event(prompt: str) -> BuzzEvent:
+    events = events_in(prompt)
+    if not events:
+        if _BLOCK.search(prompt):
+            raise NoEvent("the last event block lacks its Channel, From or Content line")
+        raise NoEvent("the prompt holds no `Event ID:` block from buzz-acp")
+    return events[-1]
 
 
 def instruction_of(content: str) -> str:

@@ -40,14 +40,13 @@ def parse(body: dict[str, Any], raw_chars: int) -> Turn:
         if tool.get("type") != "function" or not isinstance(function, dict) or "name" not in function:
             raise UnsupportedRequest(f"tools[{index}]: only {{type: function, function: {{name, …}}}} is supported")
         tools.append(str(function["name"]))
-    last_prompt = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
-    if last_prompt is None:
+    prompts = [_text(m.get("content"), f"messages[{i}].content") for i, m in enumerate(messages)
+               if isinstance(m, dict) and m.get("role") == "user"]
+    if not prompts:
         raise UnsupportedRequest("messages: no `user` message to answer")
-    turn = Turn(model=body["model"], prompt=_text(messages[last_prompt].get("content"),
-                                                  f"messages[{last_prompt}].content"),
-                tools=tools, request_chars=raw_chars)
-    for index, message in enumerate(messages[last_prompt + 1:], start=last_prompt + 1):
-        role = message.get("role")
+    turn = Turn(model=body["model"], prompt=prompts[-1], prompts=prompts, tools=tools, request_chars=raw_chars)
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
         if role == "assistant":
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
@@ -59,8 +58,8 @@ def parse(body: dict[str, Any], raw_chars: int) -> Turn:
         elif role == "tool":
             turn.results[str(message.get("tool_call_id"))] = _text(message.get("content"),
                                                                    f"messages[{index}].content")
-        elif role != "user":
-            raise UnsupportedRequest(f"messages[{index}].role: {role!r} is not supported after the prompt")
+        elif role not in ("user", "system", "developer"):
+            raise UnsupportedRequest(f"messages[{index}].role: {role!r} is not supported")
     return turn
 
 

@@ -202,3 +202,34 @@ async def test_an_unreachable_endpoint_is_retried_then_named(tmp_path: Path, mon
 def test_endpoint_settings_refuse_what_they_cannot_honour(env: dict[str, str], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         EndpointSettings.from_env(env)
+
+
+async def test_a_batch_reaches_the_endpoint_as_one_prompt_and_each_request_gets_its_reply(
+        endpoint: str, tmp_path: Path) -> None:
+    bridge = _Bridge(tmp_path)
+    alpha = {"id": "a" * 64, "pubkey": USER, "created_at": 1_796_126_400, "kind": 9,
+             "content": "@solo-1 ALPHA request: calculate `(17 * 19) + 23`.\n\nReply with the ALPHA result, labelled ALPHA.",
+             "tags": [["h", CHANNEL], ["p", AGENT]]}
+    beta = {**alpha, "id": "b" * 64, "created_at": 1_796_126_401,
+            "content": "@solo-1 BETA request: calculate (84 / 7) + 29. Reply with the BETA result, labelled BETA."}
+    model = _model(bridge, tmp_path, f"{endpoint}/v1")
+    turn = Turn([alpha, beta], CHANNEL, "", Session("s1", "You are `solo-1`."))
+    await run_turn(bridge, model, turn)  # type: ignore[arg-type]
+    (prompt,) = [item.text for item in model.histories["s1"] if isinstance(item, llm.UserItem)]
+    assert "[Buzz events — 2 events]" in prompt and "--- Event 2 (@mention) ---" in prompt
+    sent = [(c["argv"][c["argv"].index("--content") + 1], c["argv"][c["argv"].index("--reply-to") + 1])
+            for c in _calls(tmp_path)]
+    assert sent == [("DONE: ALPHA result: 346", "a" * 64), ("DONE: BETA result: 41", "b" * 64)]
+
+
+async def test_real_newlines_survive_the_shell_to_the_cli(endpoint: str, tmp_path: Path) -> None:
+    """The scripted model single-quotes --content; buzz-dev-mcp (and the stand-in) run the command
+    with `bash -c`, so the CLI's argv holds real newline bytes."""
+    bridge = _Bridge(tmp_path)
+    text = ("Send me this release-readiness update, preserving the paragraph and list layout:\n\nRelease readiness\n\n"
+            "- API: ready\n- Database: ready\n- Rollback: tested\n\nOwner: Platform Operations\n\n"
+            "Keep the response brief and do not add a table.\n")
+    await _model(bridge, tmp_path, f"{endpoint}/v1").turn(_turn(text))
+    argv = _calls(tmp_path)[0]["argv"]
+    assert argv[argv.index("--content") + 1] == ("DONE: Release readiness\n\n- API: ready\n- Database: ready\n"
+                                                 "- Rollback: tested\n\nOwner: Platform Operations")

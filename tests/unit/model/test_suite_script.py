@@ -11,8 +11,10 @@ model in one of two ways:
   and buzz-acp with --multiple-event-handling queue);
 - steer: buzz-acp's default — an event arriving mid-turn is steered into the running turn and
   buzz-agent appends it at the next round boundary as one more user message, framed as
-  `[New message — arrived while you were working]` (lib.rs try_native_steer); one arriving
-  when no round boundary is left waits for the next turn.
+  `[New message — arrived while you were working]` (lib.rs try_native_steer). The harness
+  publishes the scripted events right after the task, so they arrive during the first turn's
+  first round; one accepted during a round with no boundary after it (the turn's last model call)
+  is lost, as with buzz-agent, which drops undrained steers when the run ends.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pytest
 from buzz_operator.dev.agent import cli, event_prompt, llm, shell
 from buzz_operator.dev.agent.endpoint import EndpointSettings
 from buzz_operator.dev.model import anthropic_messages, openai_chat
-from buzz_operator.dev.model.script import END_OF_TURN, WAITING, answer
+from buzz_operator.dev.model.script import END_OF_TURN, PAUSE_S, WAITING, answer
 
 from tests.unit.agent.suite_trial import (
     CHANNEL,
@@ -61,6 +63,8 @@ class Agent:
         self.history: list[llm.HistoryItem] = []
         self.requests: list[dict[str, Any]] = []
         self.replies: list[llm.Reply] = []
+        self.pauses = 0
+        self.lost: list[dict[str, Any]] = []
 
     async def _profiles(self, events: list[dict[str, Any]]) -> dict[str, event_prompt.Profile]:
         wanted = event_prompt.batch_profiles(events)
@@ -94,22 +98,26 @@ class Agent:
     async def run(self, command: str) -> str:
         """One shell call as buzz-dev-mcp answers it; `buzz` is the stand-in CLI on the trial relay."""
         words = shlex.split(command)  # bash -c's word splitting of what the model quoted
+        if words[0] == "sleep":
+            self.pauses += 1
+            return shell.envelope(0, b"", b"", timed_out=False, duration_ms=int(float(words[1]) * 1000), notes=[])
         assert words[0] == "buzz", command
         args = cli._parser().parse_args(words[1:])
         cli.check_usage(args)
         result = await cli.execute(args, self.trial.agent_relay)
         return shell.envelope(0, (json.dumps(result) + "\n").encode(), b"", timed_out=False, duration_ms=1, notes=[])
 
-    async def turn(self, events: list[dict[str, Any]], steer: list[dict[str, Any]] | None = None) -> list[dict]:
-        """One turn delivering `events`; `steer` events land at its first round boundary. Returns the
-        steer events that found no boundary (they wait for the next turn)."""
+    async def turn(self, events: list[dict[str, Any]], steer: list[dict[str, Any]] | None = None) -> None:
+        """One turn delivering `events`; `steer` events arrive during its first round and land at
+        the round's boundary — or are lost when the round has none (it ended the turn)."""
         self.history.append(llm.UserItem(await self.prompt(events)))
         waiting = list(steer or [])
         for _ in range(MAX_ROUNDS):
             reply = self._ask()
             self.history.append(llm.AssistantItem(reply.text, reply.calls))
             if not reply.calls:
-                return waiting
+                self.lost += waiting  # accepted by buzz-acp, never drained by buzz-agent
+                return
             for call in reply.calls:
                 self.history.append(llm.ToolResultItem(call.call_id, await self.run(call.arguments["command"])))
             while waiting:  # agent.rs drain_steers at the round boundary
@@ -131,9 +139,8 @@ async def play_steer(task: str, policy: str, dialect: str) -> tuple[Trial, Agent
     trial = Trial(task, instruction(task))
     task_event, *scripted = trial.publish()
     agent = Agent(trial, dialect, policy)
-    left = await agent.turn([task_event], steer=scripted)
-    while left:  # buzz-acp dispatches a released event as soon as the channel is idle
-        left = await agent.turn([left[0]], steer=left[1:])
+    await agent.turn([task_event], steer=scripted)
+    assert agent.lost == []  # every policy keeps a round boundary open while they arrive
     return trial, agent
 
 
@@ -192,13 +199,29 @@ async def test_a_batched_prompt_is_answered_request_by_request(dialect: str) -> 
                                                                           "DONE: BETA result: 41"]
 
 
-async def test_while_reports_are_missing_the_turn_ends_waiting_without_a_call() -> None:
+async def test_while_reports_are_missing_each_turn_pauses_once_then_ends_waiting() -> None:
     trial, agent = await play_queue("interleaved-agent-reports", "oracle", "anthropic", [[0], [1], [2]])
-    assert trial.posted() == [] and [r.text for r in agent.replies] == [WAITING] * 3
+    assert trial.posted() == [] and agent.pauses == 3
+    assert [r.text for r in agent.replies if not r.calls] == [WAITING] * 3
+    assert [c.arguments["command"] for r in agent.replies for c in r.calls] == [f"sleep {PAUSE_S}"] * 3
     await agent.turn([trial.scripted_events[2]])
     (posted,) = trial.posted()
     assert posted["content"].endswith("Final value: (17 + 23 - 11) * 3 = 87")
-    assert agent.replies[-1].text == END_OF_TURN
+    assert agent.replies[-1].text == END_OF_TURN and agent.pauses == 3  # complete: no pause
+
+
+async def test_without_the_pause_a_report_steered_during_the_waiting_reply_is_lost(monkeypatch) -> None:
+    """Why the oracle pauses: a turn that ends at once leaves no round boundary for the steered
+    reports (buzz-agent drops them with the run; buzz-acp has logged them delivered)."""
+    from buzz_operator.dev.model import script
+
+    real = script._Steps.done
+    monkeypatch.setattr(script._Steps, "done", lambda self, step, index=0: step == "pause" or real(self, step, index))
+    trial = Trial("interleaved-agent-reports", instruction("interleaved-agent-reports"))
+    task_event, *reports = trial.publish()
+    agent = Agent(trial, "openai", "oracle")
+    await agent.turn([task_event], steer=reports)
+    assert agent.lost == reports and trial.posted() == []
 
 
 async def test_the_multiline_send_quotes_real_newlines_and_naive_escapes_them() -> None:

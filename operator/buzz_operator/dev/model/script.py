@@ -8,7 +8,8 @@ the step name and the event they answer.
 
 Each delivered event is a request, or an input to one when it replies into a request's thread
 (tasks.requests_of). The requests are worked on oldest first; one that waits for inputs still to
-come (InterleavedReports) is skipped, and when nothing is left to do the turn ends without a call.
+come (InterleavedReports) pauses once per delivery (PAUSE_S) and is then skipped, and when nothing
+is left to do the turn ends without a call.
 
 Policies (the endpoint's model name is `<anything>/<policy>`, as the stand-in's is):
 - oracle: solves each request and posts `DONE: <answer>` as a thread reply mentioning the user;
@@ -50,6 +51,12 @@ SPENDER_INPUT_PER_CALL = 50_000_000
 SPENDER_OUTPUT_PER_CALL = 5_000_000
 END_OF_TURN = "Done."
 WAITING = "Waiting for the remaining reports before answering."
+# Before ending a turn to wait, the model pauses once per delivery with a shell `sleep`. With
+# Block's default steering, an event arriving mid-turn is appended to the running turn only at a
+# round boundary; one accepted during the turn's last model call is dropped with the run, though
+# buzz-acp has counted it delivered (docs/scripted-model.md). A pause is a round boundary that
+# outlasts the harness publishing the reports back to back.
+PAUSE_S = 2
 
 
 @dataclass(frozen=True)
@@ -295,7 +302,12 @@ class _Planner:
             if naive:  # answers at once from the task alone, and never again
                 return self._done(steps, event, task.partial(task.values([])))
             values = task.values(self.turn.prompts)  # report blocks and any thread context
-            return self._done(steps, event, task.answer(values)) if task.complete(values) else None
+            if task.complete(values):
+                return self._done(steps, event, task.answer(values))
+            deliveries = len(self.turn.prompts)
+            if not steps.done("pause", deliveries):
+                return _Step([steps.run("pause", f"sleep {PAUSE_S}", deliveries)])
+            return None  # end the turn: a later delivery brings the rest
         if isinstance(task, LabelledCalculation) and naive:
             return self._merged(event, steps)
         if isinstance(task, MultilineMessage) and naive:

@@ -242,3 +242,20 @@ async def test_ambiguous_mention_reads_profiles_about_and_the_channels_members()
                                                 "Compliance observer. Routing code COBALT-19."}
     delivery, callback = trial.posted()
     assert delivery["content"] == "ORCHID-72 approved" and "sent" in callback["content"].casefold()
+
+
+async def test_ambiguous_mention_reads_members_profiles_when_the_name_search_finds_none(monkeypatch) -> None:
+    """A relay whose NIP-50 search matches differently: the members' profiles are read by pubkey."""
+    trial = Trial("ambiguous-user-mention", instruction("ambiguous-user-mention"))
+    trial.publish()
+    agent = Agent(trial, "anthropic", "oracle")
+    real_run = agent.run
+
+    async def run(command: str) -> str:
+        return shell.envelope(0, b"[]\n", b"", timed_out=False, duration_ms=1, notes=[]) \
+            if command.startswith("buzz users get --name") else await real_run(command)
+
+    monkeypatch.setattr(agent, "run", run)
+    await agent.turn([trial.task_event])
+    assert any(c.arguments["command"].startswith("buzz users get --pubkey ") for r in agent.replies for c in r.calls)
+    _check("ambiguous-user-mention", "oracle", trial)

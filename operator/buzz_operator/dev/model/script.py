@@ -346,6 +346,12 @@ class _Planner:
                           steps.run("lookup", f"buzz channels members --channel {event.channel_id}", 1)])
         members = _member_pubkeys(steps.output("lookup", 1))
         profiles = [p for p in _profiles(steps.output("lookup", 0)) if not members or p[0] in members]
+        if members and not task.namesakes(profiles):
+            # the relay's search found none of them: read every member's profile by pubkey
+            if not steps.done("profiles"):
+                pubkeys = " ".join(f"--pubkey {pubkey}" for pubkey in sorted(members)[:200])
+                return _Step([steps.run("profiles", f"buzz users get {pubkeys}")])
+            profiles = [p for p in _profiles(steps.output("profiles")) if p[0] in members]
         targets = task.namesakes(profiles) if self.style.naive else task.picks(profiles)
         if not targets or (len(targets) > 1 and not self.style.naive):
             return self._done(steps, event, f"I found {len(task.picks(profiles))} members named {task.name} "

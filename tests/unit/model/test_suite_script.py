@@ -259,3 +259,23 @@ async def test_ambiguous_mention_reads_members_profiles_when_the_name_search_fin
     await agent.turn([trial.task_event])
     assert any(c.arguments["command"].startswith("buzz users get --pubkey ") for r in agent.replies for c in r.calls)
     _check("ambiguous-user-mention", "oracle", trial)
+
+
+async def test_naive_p_tags_the_channels_bots_not_namesakes_elsewhere_on_the_relay() -> None:
+    """On a shared relay other trials' bots share the names; the CLI refuses a mention of a
+    non-member, so naive picks the bots that are members of this channel."""
+    from buzz_operator.dev.agent.nostr import sign_event
+
+    from tests.unit.agent.suite_trial import keys_for
+
+    trial = Trial("narrative-agent-names", instruction("narrative-agent-names"))
+    for name in ("Aurora Audit Bot", "Beacon Deploy Bot"):
+        trial.store.events.append(sign_event(keys_for(f"elsewhere:{name}"), 0, json.dumps({"name": name}), [],
+                                             created_at=trial.store.tick()))
+    trial.publish()
+    agent = Agent(trial, "openai", "naive")
+    await agent.turn([trial.task_event])
+    (posted,) = trial.posted()
+    bots = {i.pubkey for i in trial.fixture.directory}
+    assert {t[1] for t in posted["tags"] if t[0] == "p"} == bots | {trial.user.pubkey}
+    _check("narrative-agent-names", "naive", trial)

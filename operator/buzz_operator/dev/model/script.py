@@ -158,12 +158,13 @@ def _is_pubkey(value: object) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
-def _profile_pubkey(output: str, name: str) -> str | None:
-    """The pubkey of the profile named exactly `name` in `buzz users get --name` output."""
+def _profile_pubkey(output: str, name: str, among: set[str] | None = None) -> str | None:
+    """The pubkey of the profile named exactly `name` in `buzz users get --name` output (one of
+    `among`, when given: a shared relay holds other trials' identities of the same name)."""
     for row in _rows(output):
         names = {row.get("name"), row.get("display_name"), row.get("displayName")}
         pubkey = row.get("pubkey")
-        if name in names and _is_pubkey(pubkey):
+        if name in names and _is_pubkey(pubkey) and (not among or pubkey in among):
             return str(pubkey)
     return None
 
@@ -331,11 +332,14 @@ class _Planner:
 
     def _at_named(self, task: NarrativeStatus, event: BuzzEvent, steps: _Steps) -> _Step:
         """naive on a narrative status: the agents looked up, then @-named and p-tagged."""
+        members_at = len(task.names)
         if not steps.done("lookup"):
             return _Step([steps.run("lookup", f"buzz users get --name {shlex.quote(name)}", index)
-                          for index, name in enumerate(task.names)])
+                          for index, name in enumerate(task.names)]
+                         + [steps.run("lookup", f"buzz channels members --channel {event.channel_id}", members_at)])
+        members = _member_pubkeys(steps.output("lookup", members_at))
         bots = [pubkey for index, name in enumerate(task.names)
-                if (pubkey := _profile_pubkey(steps.output("lookup", index), name)) is not None]
+                if (pubkey := _profile_pubkey(steps.output("lookup", index), name, members)) is not None]
         return self._done(steps, event, task.at_named(), extra=bots)
 
     def _ambiguous(self, task: AmbiguousMention, event: BuzzEvent, steps: _Steps) -> _Step:

@@ -10,7 +10,7 @@ policies, the scripted endpoint) and grading what it posted with the task's own 
   mentioning it, scripted messages right after, replying to the task when `reply_to_task`), and
   `evidence()`: the buzz-evidence.json v1 snapshot as the harness's evidence.py builds it.
 - `grade`: runs the task's verify.py on that snapshot — the project's copy under tasks/ and
-  Block's under $BUZZ_DATASET_DIR (default /work/real-buzz/benchmarks/buzz-dataset), each that
+  Block's under $BUZZ_DATASET_DIR (a checkout's benchmarks/buzz-dataset, when set), each that
   exists; a test is skipped when neither does.
 
 Timestamps come from a shared clock starting in the past, one second per event, so the order of
@@ -32,7 +32,8 @@ from typing import Any
 from buzz_operator.dev.agent.nostr import Keys, sign_event, tag_values, thread_tags
 
 ROOT = Path(__file__).resolve().parents[3]
-DATASET = Path(os.environ.get("BUZZ_DATASET_DIR", "/work/real-buzz/benchmarks/buzz-dataset"))
+# Block's suite is the user's, never shipped here: only read when the variable names a copy
+DATASET = Path(os.environ["BUZZ_DATASET_DIR"]) if os.environ.get("BUZZ_DATASET_DIR") else None
 CHANNEL = "0b5c9f2e-4d7a-4e61-9c3f-8a2d6b1e7f40"
 BASE_TIME = 1_767_225_600  # 2026-01-01T00:00:00Z
 ORCHESTRATOR = "solo-1"
@@ -317,7 +318,8 @@ class Trial:
 
 
 def verifiers(task: str) -> list[Path]:
-    candidates = [ROOT / "tasks" / task / "tests" / "verify.py", DATASET / task / "tests" / "verify.py"]
+    candidates = [ROOT / "tasks" / task / "tests" / "verify.py"]
+    candidates += [DATASET / task / "tests" / "verify.py"] if DATASET else []
     return [path for path in candidates if path.is_file()]
 
 
@@ -342,7 +344,7 @@ def failed(metrics: dict[str, float]) -> set[str]:
 
 def instruction(task: str) -> str:
     """The task's instruction: the project's copy, else Block's (the texts are the same)."""
-    for path in (ROOT / "tasks" / task / "instruction.md", DATASET / task / "instruction.md"):
+    for path in [ROOT / "tasks" / task / "instruction.md", *([DATASET / task / "instruction.md"] if DATASET else [])]:
         if path.is_file():
             return path.read_text(encoding="utf-8")
     return BLOCK_TEXTS[task]

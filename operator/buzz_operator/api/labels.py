@@ -20,7 +20,19 @@ CREATED_AT_GENERATION = f"{GROUP}/created-at-generation"
 # Annotation: the sweep generation whose spec.regrade asks this (finished) trial's verifier to
 # run again on its recorded evidence.
 REGRADE = f"{GROUP}/regrade"
+# The egress phase of a trial pod (docs/egress.md): `agents` from creation while the seats run,
+# `grading` once they are stopped (trial/runtime_phase.py relabels the pod). The chart's trial
+# NetworkPolicies select disjoint values of it, so a pod gets one phase's egress at a time.
+PHASE = f"{GROUP}/phase"
+PHASE_AGENTS = "agents"
+PHASE_GRADING = "grading"
+# The network the task allows its verifier (public | allowlist | no-network), set with
+# phase=grading; the grading policies open the mirrors and the internet by it.
+NETWORK = f"{GROUP}/network"
+# Marks the preflight canary, which otherwise carries a trial pod's policy labels.
+PREFLIGHT = f"{GROUP}/preflight"
 COMPONENT = "app.kubernetes.io/component"
+TRIAL_POD = "trial-pod"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "buzz-operator"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.kube.client import Kube
+from buzz_operator.kube.client import MERGE_PATCH, Kube
 
 CONFLICT, NOT_FOUND = 409, 404
 
@@ -42,6 +42,14 @@ async def delete_pod(kube: Kube, namespace: str, name: str, *, grace_seconds: in
     except ApiException as exc:
         if exc.status != NOT_FOUND:
             raise
+
+
+async def patch_pod_labels(kube: Kube, namespace: str, name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """Set `labels` on a pod (a JSON merge patch: other labels are kept); the pod as patched.
+    Raises ApiException (404 when the pod is gone)."""
+    patched = await kube.core.patch_namespaced_pod(name, namespace, {"metadata": {"labels": dict(labels)}},
+                                                   _content_type=MERGE_PATCH)
+    return kube.api.sanitize_for_serialization(patched)
 
 
 async def wait_pod_gone(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5) -> None:

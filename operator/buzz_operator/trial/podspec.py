@@ -14,6 +14,11 @@ One pod per try (ARCHITECTURE.md "The trial pod"):
   relay path is missing, and a forwarder crash is restarted by the kubelet instead of leaving the
   pod half-alive. A relay URL pods can route to is dialled directly, and the pod has no forwarder.
 
+Its labels say which egress it gets (docs/egress.md): `bench.buzz.dev/phase=agents` from
+creation, so the chart's agents-phase NetworkPolicy (relay, model endpoints, DNS) selects it while
+the seats run; once they are stopped, trial/runtime_phase.py relabels it `phase=grading` with the
+task's grading network, and the grading policies select it instead.
+
 Nothing secret is in the spec: seat keys and model API keys reach agents through exec
 environments, so `kubectl get pod -o yaml` and the pod's own filesystem do not hold them,
 and no ServiceAccount token is mounted (the agents are untrusted code).
@@ -32,6 +37,7 @@ from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.stack import StackSource
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.paths import REMOTE_ROOT
+from buzz_operator.dataset.config import TaskConfig
 from buzz_operator.trial.names import pod_name
 from buzz_operator.trial.stack_install import install_command
 
@@ -123,14 +129,55 @@ def task_resources(resources: TrialResources) -> dict[str, dict[str, str]]:
     return {"requests": requests, "limits": dict(amounts)}
 
 
+# The networks a task can allow its verifier (Harbor's NetworkMode), as label values.
+NETWORK_PUBLIC, NETWORK_ALLOWLIST, NETWORK_NONE = "public", "allowlist", "no-network"
+NETWORKS = (NETWORK_PUBLIC, NETWORK_ALLOWLIST, NETWORK_NONE)
+
+
+def policy_labels() -> dict[str, str]:
+    """What the chart's trial NetworkPolicies select a pod by, in its agents phase: every trial
+    pod carries these, and so does the preflight canary, so it proves what trials get."""
+    return {
+        labels.COMPONENT: labels.TRIAL_POD,
+        labels.MANAGED_BY: labels.MANAGER,
+        labels.PHASE: labels.PHASE_AGENTS,
+    }
+
+
 def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> dict[str, str]:
     return {
         **trial_labels,
         labels.TRIAL: trial_name,
         labels.RETRY: str(retry),
-        labels.COMPONENT: "trial-pod",
-        labels.MANAGED_BY: labels.MANAGER,
+        **policy_labels(),
     }
+
+
+def grading_labels(network: str) -> dict[str, str]:
+    """The labels a trial pod takes once its agents are stopped: the grading policies select
+    `phase=grading`, and open the mirrors (public, allowlist) and the internet (public) by
+    `network`."""
+    if network not in NETWORKS:
+        raise ValueError(f"unknown task network {network!r} (one of {', '.join(NETWORKS)})")
+    return {labels.PHASE: labels.PHASE_GRADING, labels.NETWORK: network}
+
+
+def grading_network(config: TaskConfig) -> str:
+    """The network the task allows its verifier, resolved as Harbor resolves the verifier
+    phase's policy (harbor/trial/network_policy.py): `[verifier] network_mode` when the task
+    sets it, else `[environment] network_mode`; the deprecated `[environment] allow_internet`
+    (true: public, false: no-network) counts only when network_mode is not written. A
+    `[verifier] network_mode` this project does not know grades with no network (fail closed).
+    """
+    verifier = (config.verifier.model_extra or {}).get("network_mode")
+    if verifier is not None:
+        return verifier if verifier in NETWORKS else NETWORK_NONE
+    environment = config.environment
+    if not {"network_mode", "allowed_hosts"} & environment.model_fields_set:
+        allow = (environment.model_extra or {}).get("allow_internet")
+        if isinstance(allow, bool):
+            return NETWORK_PUBLIC if allow else NETWORK_NONE
+    return environment.network_mode
 
 
 def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:

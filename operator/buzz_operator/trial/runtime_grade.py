@@ -18,6 +18,7 @@ from buzz_operator.ledger.verdict import verifier_output_broken
 from buzz_operator.relay.client import RelayError, RelayUnavailable
 from buzz_operator.relay.evidence import dumps_evidence, export_evidence
 from buzz_operator.relay.tenant_models import ProvisioningError
+from buzz_operator.trial import runtime_phase
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import download, record, sh, upload_files
@@ -78,6 +79,7 @@ async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str |
 
 async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
     pod = status.pod or ctx.pod(status.retries)
+    await runtime_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
     spend = await account(ctx, pod)
     error = await _export(ctx, status, pod)
     await record(ctx, pod, {"buzz_evidence_exported": error is None})

@@ -78,6 +78,8 @@ def test_metadata_golden() -> None:
             "bench.buzz.dev/trial": TRIAL,
             "bench.buzz.dev/retry": "1",
             "app.kubernetes.io/component": "trial-pod",
+            # the agents phase's egress from creation (docs/egress.md)
+            "bench.buzz.dev/phase": "agents",
         },
         "ownerReferences": [
             {

@@ -161,7 +161,8 @@ def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wid
     [deployment] = of_kind(docs, "Deployment")
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--namespace=team-a" in args and "--namespace=team-b" in args and "--all-namespaces" not in args
-    assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "NetworkPolicy")) == ["team-a", "team-b"]
+    # the agents policy and the three grading ones, in each served namespace
+    assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "NetworkPolicy")) == ["team-a"] * 4 + ["team-b"] * 4
 
 
 SECRET_RULES = {("", "secrets", verb) for verb in ("get", "list", "create", "delete")}
@@ -260,13 +261,41 @@ def test_a_changed_value_rolls_the_operator() -> None:
     assert checksum() != checksum(operator={"sweepIntervalSeconds": 7})
 
 
+def policies_by_name(docs: list[dict[str, Any]], release: str = "rel") -> dict[str, dict[str, Any]]:
+    """The trial NetworkPolicies by their name's suffix: "" (agents), "-grading", "-grading-mirrors",
+    "-grading-internet"."""
+    prefix = f"{release}-buzz-operator-trials"
+    return {p["metadata"]["name"].removeprefix(prefix): p for p in of_kind(docs, "NetworkPolicy")}
+
+
+def selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether the policy's podSelector (matchLabels, In/NotIn/Exists/DoesNotExist) selects `labels`."""
+    selector = policy["spec"]["podSelector"]
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for term in selector.get("matchExpressions") or []:
+        key, op, values = term["key"], term["operator"], term.get("values") or []
+        present = key in labels
+        ok = {"In": present and labels.get(key) in values, "NotIn": not present or labels[key] not in values,
+              "Exists": present, "DoesNotExist": not present}[op]
+        if not ok:
+            return False
+    return True
+
+
+PUBLIC = [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
+                                                        "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"]}}]
+KUBE_DNS = {"podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}, "namespaceSelector": {"matchLabels": {}}}
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+
+
 def test_trial_network_policy_denies_all_then_allows_relay_endpoints_and_dns() -> None:
     docs = render(SELF_CONTAINED)
-    [policy] = of_kind(docs, "NetworkPolicy")
-    spec = policy["spec"]
-    assert spec["podSelector"]["matchLabels"] == {
-        "app.kubernetes.io/component": "trial-pod",
-        "app.kubernetes.io/managed-by": "buzz-operator",
+    spec = policies_by_name(docs)[""]["spec"]
+    assert spec["podSelector"] == {
+        "matchLabels": {"app.kubernetes.io/component": "trial-pod", "app.kubernetes.io/managed-by": "buzz-operator"},
+        # pods made before phases existed have no label and keep the agents policy
+        "matchExpressions": [{"key": "bench.buzz.dev/phase", "operator": "NotIn", "values": ["grading"]}],
     }
     assert sorted(spec["policyTypes"]) == ["Egress", "Ingress"] and spec["ingress"] == []
     relay, endpoint, dns = spec["egress"]
@@ -278,24 +307,147 @@ def test_trial_network_policy_denies_all_then_allows_relay_endpoints_and_dns() -
         "to": [{"ipBlock": {"cidr": "203.0.113.0/24"}}],
         "ports": [{"protocol": "TCP", "port": 443}],
     }
-    assert {p["port"] for p in dns["ports"]} == {53}
+    assert dns == {"to": [KUBE_DNS], "ports": DNS_PORTS}  # the rule the chart rendered before dnsResolvers
     # nothing else: no rule without `to` (which would allow every destination)
     assert all(rule.get("to") for rule in spec["egress"])
+
+
+def test_the_default_endpoint_is_public_https_and_the_cluster_stays_closed() -> None:
+    [endpoint, dns] = policies_by_name(render())[""]["spec"]["egress"]
+    assert endpoint == {"to": PUBLIC, "ports": [{"protocol": "TCP", "port": 443}]}
+    assert dns["ports"] == DNS_PORTS
+
+
+def test_endpoints_by_pod_selector_admit_an_in_cluster_model_service() -> None:
+    """The demo's scripted model (kube/devmodel.py: pods labelled app.kubernetes.io/name=buzz-scripted-model
+    behind a Service on 8091), and an endpoint in another namespace."""
+    from buzz_operator.kube import devmodel
+
+    pod_labels = devmodel.model_pod("m", image="i")["metadata"]["labels"]
+    values = {"trialNetworkPolicy": {"endpoints": [
+        {"podSelector": {"app.kubernetes.io/name": devmodel.LABEL}, "ports": [devmodel.MODEL_PORT]},
+        {"podSelector": {"app": "vllm"}, "namespaceSelector": {"kubernetes.io/metadata.name": "models"},
+         "ports": [8000]},
+        {"cidr": "203.0.113.0/24", "except": ["203.0.113.128/25"], "ports": [443, 8443]},
+    ]}}
+    scripted, vllm, cidr, _dns = policies_by_name(render(values=values))[""]["spec"]["egress"]
+    assert scripted == {"to": [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "buzz-scripted-model"}}}],
+                        "ports": [{"protocol": "TCP", "port": 8091}]}
+    assert scripted["to"][0]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert vllm["to"] == [{"podSelector": {"matchLabels": {"app": "vllm"}},
+                           "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "models"}}}]
+    assert cidr == {"to": [{"ipBlock": {"cidr": "203.0.113.0/24", "except": ["203.0.113.128/25"]}}],
+                    "ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 8443}]}
+
+
+def test_dns_goes_to_the_configured_resolvers() -> None:
+    values = {"trialNetworkPolicy": {"dnsResolvers": [
+        {"cidr": "169.254.20.10/32"},  # NodeLocal DNSCache
+        {"podSelector": {"k8s-app": "node-local-dns"}, "namespaceSelector": {"kubernetes.io/metadata.name": "kube-system"}},
+    ]}}
+    policies = policies_by_name(render(values=values))
+    expected = {"to": [{"ipBlock": {"cidr": "169.254.20.10/32"}},
+                       {"podSelector": {"matchLabels": {"k8s-app": "node-local-dns"}},
+                        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
+                "ports": DNS_PORTS}
+    assert policies[""]["spec"]["egress"][-1] == expected
+    assert policies["-grading-mirrors"]["spec"]["egress"][-1] == expected
+
+
+def test_grading_policies_select_disjoint_phases_by_the_tasks_network() -> None:
+    """Policies add up: a pod must be selected by the agents policy or by the grading ones, never both;
+    a grading pod always by the deny-all base, then by the mirrors (public, allowlist) and the
+    internet (public) by its network label."""
+    from buzz_operator.api import labels as L
+    from buzz_operator.trial.podspec import NETWORKS, grading_labels, pod_labels
+
+    values = {"trialNetworkPolicy": {"grading": {
+        "mirrors": [{"podSelector": {"app": "pypi-mirror"}, "ports": [8080]}],
+        "internet": [{"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}],
+    }}}
+    policies = policies_by_name(render(values=values))
+    assert set(policies) == {"", "-grading", "-grading-mirrors", "-grading-internet"}
+    agents = pod_labels({}, "t1", 0)
+    assert agents[L.PHASE] == L.PHASE_AGENTS
+    selected = {name for name, p in policies.items() if selects(p, agents)}
+    assert selected == {""}
+    legacy = {k: v for k, v in agents.items() if k != L.PHASE}  # a pod made before the upgrade
+    assert {name for name, p in policies.items() if selects(p, legacy)} == {""}
+    expected = {"public": {"-grading", "-grading-mirrors", "-grading-internet"},
+                "allowlist": {"-grading", "-grading-mirrors"}, "no-network": {"-grading"}}
+    for network in NETWORKS:
+        graded = {**agents, **grading_labels(network)}
+        assert {name for name, p in policies.items() if selects(p, graded)} == expected[network], network
+    base = policies["-grading"]["spec"]
+    assert base["egress"] == [] and base["ingress"] == [] and sorted(base["policyTypes"]) == ["Egress", "Ingress"]
+    mirror, dns = policies["-grading-mirrors"]["spec"]["egress"]
+    assert mirror == {"to": [{"podSelector": {"matchLabels": {"app": "pypi-mirror"}}}],
+                      "ports": [{"protocol": "TCP", "port": 8080}]}
+    assert dns["ports"] == DNS_PORTS
+    # the internet without ports: every port, to what the entry names
+    assert policies["-grading-internet"]["spec"]["egress"] == [
+        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}]}]
+    for policy in policies.values():
+        assert all(rule.get("to") for rule in policy["spec"]["egress"]), policy["metadata"]["name"]
+
+
+def test_the_default_grading_phase_reaches_the_internet_for_public_tasks_only() -> None:
+    policies = policies_by_name(render())
+    assert policies["-grading-internet"]["spec"]["egress"] == [{"to": PUBLIC}]
+    assert policies["-grading-mirrors"]["spec"]["egress"] == [{"to": [KUBE_DNS], "ports": DNS_PORTS}]
+    # without DNS and mirrors and the internet, the grading phase is the deny-all base alone
+    sealed = {"trialNetworkPolicy": {"dns": False, "grading": {"mirrors": [], "internet": []}}}
+    assert set(policies_by_name(render(values=sealed))) == {"", "-grading"}
 
 
 def test_trial_pods_match_the_policy_selector() -> None:
     from buzz_operator.trial.podspec import pod_labels
 
-    labels = pod_labels({}, "t1", 0)
-    [policy] = of_kind(render(), "NetworkPolicy")
-    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert selects(policies_by_name(render())[""], pod_labels({}, "t1", 0))
 
 
-def test_without_a_relay_only_dns_is_allowed_and_dns_can_go() -> None:
-    [policy] = of_kind(render(), "NetworkPolicy")
-    assert [r["ports"][0]["port"] for r in policy["spec"]["egress"]] == [53]
-    [policy] = of_kind(render(values={"trialNetworkPolicy": {"dns": False}}), "NetworkPolicy")
+def test_without_a_relay_only_endpoints_and_dns_are_allowed_and_dns_can_go() -> None:
+    egress = policies_by_name(render())[""]["spec"]["egress"]
+    assert [r["ports"][0]["port"] for r in egress] == [443, 53]
+    values = {"trialNetworkPolicy": {"dns": False, "endpoints": [], "allowNoEndpoints": True}}
+    policy = policies_by_name(render(values=values))[""]
     assert policy["spec"]["egress"] == [] or policy["spec"].get("egress") is None
+
+
+@pytest.mark.parametrize(
+    ("values", "complaint"),
+    [
+        ({"endpoints": []}, "trialNetworkPolicy.endpoints is empty"),
+        ({"dnsResolvers": []}, "trialNetworkPolicy.dnsResolvers is empty"),
+        ({"endpoints": [{"podSelector": {}, "ports": [443]}]}, "podSelector"),
+        ({"endpoints": [{"cidr": "203.0.113.0/24", "podSelector": {"a": "b"}, "ports": [443]}]}, "endpoints.0"),
+        ({"endpoints": [{"cidr": "203.0.113.0/24", "ports": []}]}, "ports"),
+        ({"endpoints": [{"cidr": "203.0.113.0/24"}]}, "ports"),
+        ({"endpoints": [{"ports": [443]}]}, "endpoints.0"),
+        ({"endpoints": [{"namespaceSelector": {}, "ports": [443]}]}, "endpoints.0"),
+        ({"dnsResolvers": [{}]}, "dnsResolvers.0"),
+        ({"grading": {"mirrors": [{"podSelector": {}}]}}, "podSelector"),
+        ({"grading": {"internet": [{"cidr": "everywhere"}]}}, "cidr"),
+        ({"grading": {"everything": True}}, "everything"),
+    ],
+    ids=["no-endpoint", "no-resolver", "empty-pod-selector", "cidr-and-selector", "no-ports", "ports-missing",
+         "no-destination", "namespace-without-pods", "empty-resolver", "mirror-empty-selector",
+         "internet-not-a-cidr", "grading-typo"],
+)
+def test_a_policy_that_would_block_every_endpoint_or_admit_everything_is_refused(
+    values: dict[str, Any], complaint: str
+) -> None:
+    result = helm("template", "rel", str(CHART), "--set-json", f"trialNetworkPolicy={json.dumps(values)}",
+                  check=False)
+    assert result.returncode != 0, f"rendered: {values}"
+    assert complaint in result.stderr, result.stderr
+
+
+def test_an_install_without_endpoints_says_so_explicitly() -> None:
+    values = {"trialNetworkPolicy": {"endpoints": [], "allowNoEndpoints": True}}
+    assert [r["ports"][0]["port"] for r in policies_by_name(render(values=values))[""]["spec"]["egress"]] == [53]
+    # no policy, nothing to refuse
+    assert not of_kind(render(values={"trialNetworkPolicy": {"enabled": False, "endpoints": []}}), "NetworkPolicy")
 
 
 def test_dev_relay_needs_a_database() -> None:
@@ -328,7 +480,8 @@ def test_a_dev_relay_in_another_namespace_is_matched_with_its_namespace() -> Non
             "trialNetworkPolicy": {"namespaces": ["buzz", "team-a"], "relay": {"cidrs": [], "ports": [3600]}},
         },
     )
-    policies = {p["metadata"]["namespace"]: p for p in of_kind(docs, "NetworkPolicy")}
+    policies = {p["metadata"]["namespace"]: p for p in of_kind(docs, "NetworkPolicy")
+                if p["metadata"]["name"].endswith("-trials")}
     same = policies["buzz"]["spec"]["egress"][0]["to"][0]
     other = policies["team-a"]["spec"]["egress"][0]["to"][0]
     assert "namespaceSelector" not in same

@@ -4,9 +4,16 @@ It is a trial pod in miniature: the `stack` init container installs the agent st
 exactly as trial pods do (so the trust store the trials seed from is there, and the digests of
 the stack the sweep will run, which lock.json records, can be read), one init container
 per further task image and one for the operator image prove every image the sweep needs starts
-on this cluster, and the `task` container (the first task image) stays alive for the seed's
-trust-store and verifier-deps commands. It is owned by the sweep, so a crash mid-preflight
-leaves nothing the garbage collector does not take.
+on this cluster, and the `task` container (the first task image, with the trial's /logs) stays
+alive for the trials' own setup, trust-store and verifier-deps commands.
+
+It carries the trial pod's policy labels (podspec.policy_labels: component trial-pod, managed-by,
+phase=agents), so the very NetworkPolicies that select trial pods select it, and it is
+relabelled into the grading phase as trials are (docs/egress.md); it has no trial label, so the
+janitor never takes it for an orphaned trial pod, and `bench.buzz.dev/preflight` tells it apart.
+Its `probe` container (the operator image: python3 whatever the task image holds) shares the pod's
+network and looks at what each phase reaches (probe.py). It is owned by the sweep, so a crash
+mid-preflight leaves nothing the garbage collector does not take.
 """
 
 from __future__ import annotations
@@ -21,15 +28,19 @@ from buzz_operator.api.stack import StackSource
 from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.trial.podspec import (
     KEEPALIVE,
+    LOGS_MOUNT,
+    LOGS_VOLUME,
     RESTRICTED_SECURITY_CONTEXT,
     STACK_RESOURCES,
     STACK_VOLUME,
     TASK_CAPABILITIES,
+    policy_labels,
     stack_container,
 )
 
-COMPONENT = "preflight"
+MARKER = "canary"  # the value of labels.PREFLIGHT
 TASK_CONTAINER = "task"
+PROBE_CONTAINER = "probe"
 # A Pod's containers share one spec; past this many distinct task images the rest are not
 # started by the canary (the check says how many it covered).
 MAX_IMAGES = 40
@@ -83,9 +94,13 @@ def canary_pod(
             "command": ["sh", "-c", KEEPALIVE], "resources": {"requests": dict(SMALL), "limits": dict(SMALL)},
             "securityContext": {"privileged": False, "allowPrivilegeEscalation": False,
                                 "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)}},
-            "volumeMounts": [stack_mount],
+            "volumeMounts": [stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
+        }, {
+            "name": PROBE_CONTAINER, "image": operator_image, "imagePullPolicy": pull_policy,
+            "command": ["sh", "-c", KEEPALIVE], "resources": small,
+            "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
         }],
-        "volumes": [{"name": STACK_VOLUME, "emptyDir": {}}],
+        "volumes": [{"name": STACK_VOLUME, "emptyDir": {}}, {"name": LOGS_VOLUME, "emptyDir": {}}],
     }
     if runtime_class_name:
         spec["runtimeClassName"] = runtime_class_name
@@ -95,7 +110,7 @@ def canary_pod(
         "metadata": {
             "name": canary_name(sweep),
             "namespace": namespace,
-            "labels": {labels.SWEEP: label_value(sweep), labels.COMPONENT: COMPONENT, labels.MANAGED_BY: labels.MANAGER},
+            "labels": {labels.SWEEP: label_value(sweep), labels.PREFLIGHT: MARKER, **policy_labels()},
             "ownerReferences": [owner_reference("BuzzSweep", sweep, sweep_uid)],
         },
         "spec": spec,

@@ -1,14 +1,20 @@
 """Preflight verdicts, pure: what each raw observation means, and what the sweep does with them.
 
-A check that cannot see says `skipped` and lets the sweep proceed; only a positive sign of
+A check that cannot see says so: its verdict is `skipped` and its detail starts `cannot see:`
+with why — a failure to observe, never a pass — and the sweep proceeds; only a positive sign of
 breakage (`failed`) stops it, with a reason that names the check (anchors: the seed skipped
 its container check when Docker could not run it, and its TLS check on an unknown issuer).
+
+The canary sees what trials get (docs/egress.md): it carries the trial pod's policy labels, so
+`agent-egress` is what the agents phase reaches (the relay, the condition's endpoints), and after
+`grading-phase` relabelled it as a trial pod is relabelled once its agents stop, `verifier-deps`
+and `tls-interception` are what the verifier's phase reaches — seen by the operator image's own
+probe (probe.py) in the pod's network, so a task image without curl hides nothing.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -29,10 +35,15 @@ ENDPOINT_SECRETS = "endpoint-secrets"
 IMAGES = "images"
 STACK = "stack"
 TRUST_STORE = "trust-store"
+AGENT_EGRESS = "agent-egress"
+GRADING_PHASE = "grading-phase"
 VERIFIER_DEPS = "verifier-deps"
 TLS_INTERCEPTION = "tls-interception"
-ORDER = (RELAY, RELAY_OWNER_KEY, POSTGRES, STORAGE, ENDPOINT_SECRETS, IMAGES, STACK, TRUST_STORE, VERIFIER_DEPS,
-         TLS_INTERCEPTION)
+ORDER = (RELAY, RELAY_OWNER_KEY, POSTGRES, STORAGE, ENDPOINT_SECRETS, IMAGES, STACK, TRUST_STORE, AGENT_EGRESS,
+         GRADING_PHASE, VERIFIER_DEPS, TLS_INTERCEPTION)
+CANNOT_SEE = "cannot see: "
+# The relay's name among the agent-egress targets (the rest are endpoints, probe.endpoint_targets).
+RELAY_TARGET = "relay"
 
 # §6.1 check_tls_not_intercepted: issuers of TLS-intercepting proxies (lowercased substrings).
 INTERCEPTING_ISSUERS = ("cloudflare gateway", "zscaler", "netskope", "palo alto", "forcepoint", "bluecoat",
@@ -70,6 +81,11 @@ def skipped(name: str, detail: str) -> CheckResult:
     return CheckResult(name, Verdict.SKIPPED, detail)
 
 
+def cannot_see(name: str, why: str) -> CheckResult:
+    """A check that could not observe what it checks: said as such, never a pass."""
+    return CheckResult(name, Verdict.SKIPPED, CANNOT_SEE + why)
+
+
 def failed(name: str, detail: str) -> CheckResult:
     return CheckResult(name, Verdict.FAILED, detail)
 
@@ -81,7 +97,7 @@ def trust_store_verdict(last_line: str) -> CheckResult:
         return passed(TRUST_STORE, word)
     if word == "failed":
         return failed(TRUST_STORE, "the task container's trust store could not be seeded from /opt/buzz")
-    return skipped(TRUST_STORE, f"unexpected answer {word[:60]!r}")
+    return cannot_see(TRUST_STORE, f"unexpected answer {word[:60]!r}")
 
 
 def stack_verdict(manifest: str | None, field: str) -> CheckResult:
@@ -100,45 +116,84 @@ def stack_verdict(manifest: str | None, field: str) -> CheckResult:
                                               f"{digests.digest[:12]}", stack=digests)
 
 
-def verifier_deps_verdict(last_line: str, *, outside_reachable: bool | None) -> CheckResult:
-    """INSTALL_VERIFIER_DEPS's last line: present | installed | unavailable (§4.8).
+def verifier_deps_verdict(last_line: str, *, outside_reachable: bool | None, network: str = "public") -> CheckResult:
+    """INSTALL_VERIFIER_DEPS's last line, run in the grading phase: present | installed | unavailable (§4.8).
 
-    The seed required present or installed. `unavailable` on a cluster that cannot reach a
-    package mirror is what every trial will see too, but only when the outside is reachable
-    is it a sign that the image or the trust store is broken; otherwise it cannot be told apart
-    from a sealed cluster whose verifiers bring their own tools.
+    The seed required present or installed. `unavailable` while the grading phase reaches the
+    outside (the probe saw a TLS issuer there) is the seed's main canary failure — the image or
+    its trust store cannot install curl — and fails; while it reaches nothing outside it cannot
+    be told apart from a sealed cluster whose verifiers bring their own tools, and says so.
     """
     word = last_line.strip()
     if word in ("present", "installed"):
         return passed(VERIFIER_DEPS, word)
     if word == "unavailable":
         if outside_reachable:
-            return failed(VERIFIER_DEPS, "curl is missing from the task image and cannot be installed")
-        return skipped(VERIFIER_DEPS, "curl missing and the cluster reaches no package mirror")
-    return skipped(VERIFIER_DEPS, f"unexpected answer {word[:60]!r}")
+            return failed(VERIFIER_DEPS, "curl is missing from the task image and cannot be installed, although "
+                                         "the grading phase reaches the outside")
+        return cannot_see(VERIFIER_DEPS, f"curl is missing and could not be installed, and the grading phase "
+                                         f"(task network {network}) reaches no outside to tell a broken image from "
+                                         f"a sealed cluster")
+    return cannot_see(VERIFIER_DEPS, f"unexpected answer {word[:60]!r}")
 
 
-_ISSUER = re.compile(r"^\*\s+issuer:\s*(.+)$", re.MULTILINE)
-
-
-def tls_verdict(curl_verbose: str, exit_code: int | None) -> CheckResult:
-    """`curl -sSv` output against the probe host: the issuer names no intercepting proxy.
-
-    No connection (no egress, no DNS) or no issuer line means the check cannot see.
-    """
-    match = _ISSUER.search(curl_verbose)
-    if match is None:
-        why = "the cluster cannot reach the outside" if exit_code not in (None, 0) else "no issuer seen"
-        return skipped(TLS_INTERCEPTION, f"{why} ({TLS_PROBE_HOST})")
-    issuer = match.group(1).strip()
+def tls_verdict(tls: Mapping[str, str] | None, *, network: str = "public", why_not: str = "") -> CheckResult:
+    """The probe's TLS reading of TLS_PROBE_HOST in the grading phase ({"issuer"} or {"error"}):
+    the issuer names no intercepting proxy. No connection means the check cannot see."""
+    if tls is None:
+        return cannot_see(TLS_INTERCEPTION, why_not or "the probe did not run")
+    issuer = tls.get("issuer")
+    if issuer is None:
+        error = str(tls.get("error") or "no certificate")
+        what = "does not resolve" if error == "dns" else f"is not reached ({error[:120]})"
+        return cannot_see(TLS_INTERCEPTION, f"{TLS_PROBE_HOST} {what} from the grading phase (task network "
+                                            f"{network})")
     lowered = issuer.lower()
     if any(name in lowered for name in INTERCEPTING_ISSUERS):
         return failed(TLS_INTERCEPTION, f"TLS to {TLS_PROBE_HOST} is intercepted (issuer {issuer[:120]})")
-    return passed(TLS_INTERCEPTION, f"issuer {issuer[:120]}")
+    return passed(TLS_INTERCEPTION, f"issuer {issuer[:120] or '(none named)'}")
 
 
 def outside_reachable(tls: CheckResult) -> bool | None:
     return None if tls.verdict is Verdict.SKIPPED else True
+
+
+def agent_egress_verdict(seen: Mapping[str, str] | None, *, why_not: str = "") -> CheckResult:
+    """What the canary's agents phase reached, {target: open|refused|timeout|unreachable|dns}
+    (probe.py; targets: RELAY_TARGET and `endpoint <name> (<VARIABLE>)`), None when it could not
+    look. A target a trial pod's agents cannot reach is a breakage every trial would meet."""
+    if seen is None:
+        return cannot_see(AGENT_EGRESS, why_not or "the probe did not run")
+    blocked = {name: state for name, state in seen.items() if state != "open"}
+    if not blocked:
+        endpoints = len(seen) - (RELAY_TARGET in seen)
+        return passed(AGENT_EGRESS, f"the relay and {endpoints} endpoint URL(s) reached from the agents phase")
+    where = []
+    if RELAY_TARGET in blocked:
+        where.append("trialNetworkPolicy.relay")
+    if len(blocked) > (RELAY_TARGET in blocked):
+        where.append("trialNetworkPolicy.endpoints")
+    if "dns" in blocked.values():
+        where.append("trialNetworkPolicy.dns/dnsResolvers (or an address: the cluster may have no DNS)")
+    named = ", ".join(f"{name}: {state}" for name, state in sorted(blocked.items()))
+    return failed(AGENT_EGRESS, f"a trial pod's agents cannot reach {named}; admit it in the chart's "
+                                f"{', '.join(where)} (docs/egress.md)")
+
+
+def grading_phase_verdict(labels_read: Mapping[str, str] | None, *, network: str, error: str = "",
+                          relay_after: str | None = None) -> CheckResult:
+    """Whether the canary could be relabelled into the grading phase as every trial pod is once
+    its agents stop (the labels read back), and whether the relay closed to it then."""
+    if labels_read is None:
+        return failed(GRADING_PHASE, f"the pod could not be relabelled for grading, as every trial's collect step "
+                                     f"must ({error[:160]}); the operator needs patch on pods")
+    if relay_after is None:
+        closed = ""
+    elif relay_after == "open":
+        closed = "; the relay is still reached (no policy enforces the phases here)"
+    else:
+        closed = "; the relay is closed to it"
+    return passed(GRADING_PHASE, f"relabelled phase=grading, network={network}, read back{closed}")
 
 
 def missing_endpoint_keys(wanted: dict[str, str], stored_keys: Iterable[str]) -> list[str]:

@@ -1,10 +1,15 @@
 """Preflight I/O: runs each check of checks.py against the real relay, Postgres, store, Secrets
 and cluster, once before a sweep's first trial, and records the verdicts in status.preflight.
 
-The canary runs the trust-store and verifier-deps commands the trials run (the very strings of
-trial/runtime_shell.py, through the same exec adapter), so a broken image or trust store stops
-the sweep before it spends anything, exactly where a trial would have broken. It also reads the
-digests of the stack it installed, which the sweep records in lock.json.
+The canary runs the setup, trust-store and verifier-deps commands the trials run (the very
+strings of trial/runtime_shell.py, through the same exec adapter), so a broken image or trust
+store stops the sweep before it spends anything, exactly where a trial would have broken. It
+also reads the digests of the stack it installed, which the sweep records in lock.json.
+
+It proves the network trials get (docs/egress.md): it carries the trial pod's policy labels, its
+probe container looks at the relay and the condition's endpoint URLs from the agents phase, then
+it is relabelled into the grading phase by the trials' own function (trial/runtime_phase.py) with
+the first task's network, and the verifier-deps and TLS checks run there.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.pods import wait_running
-from buzz_operator.preflight import canary, checks
-from buzz_operator.preflight.checks import CheckResult, failed, passed, skipped
+from buzz_operator.preflight import canary, checks, probe
+from buzz_operator.preflight.checks import CheckResult, cannot_see, failed, passed, skipped
 from buzz_operator.relay import tenant
 from buzz_operator.relay.client import RelayError
 from buzz_operator.relay.hosts import handshake_refusal
@@ -39,7 +44,14 @@ from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
 from buzz_operator.storage import StorageError
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.sweep import runtime_inputs as inputs
-from buzz_operator.trial.runtime_shell import INSTALL_VERIFIER_DEPS, SEED_TRUST_STORE, VERIFIER_DEPS_TIMEOUT_S
+from buzz_operator.trial.podspec import grading_labels, grading_network
+from buzz_operator.trial.runtime_phase import RelabelError, relabel
+from buzz_operator.trial.runtime_shell import (
+    INSTALL_VERIFIER_DEPS,
+    PREPARE,
+    SEED_TRUST_STORE,
+    VERIFIER_DEPS_TIMEOUT_S,
+)
 from buzz_operator.trial.stack_install import READ_MANIFEST
 
 log = logging.getLogger(__name__)
@@ -49,8 +61,7 @@ CANARY_SCHEDULE_S = 180.0
 EXEC_S = 30.0
 VERIFIER_DEPS_EXEC_S = 2 * VERIFIER_DEPS_TIMEOUT_S + 30.0
 PROBE_IDENTITY = "preflight:owner-key-probe"
-TLS_PROBE = (f"command -v curl >/dev/null 2>&1 || {{ echo no-curl; exit 0; }}; "
-             f"curl -sSv --max-time 10 -o /dev/null https://{checks.TLS_PROBE_HOST}/ 2>&1; echo \"exit $?\"")
+TLS_TARGET = (checks.TLS_PROBE_HOST, 443)
 
 
 # The field a canary container's image comes from, so a failure names what to fix.
@@ -67,7 +78,8 @@ def stack_field(spec: BuzzSweepSpec) -> str:
 def image_field(detail: str, stack: str = "spec.stack") -> str:
     """`stack: ErrImageNeverPull: …` (kube.pods detail) -> spec.stack (``stack``)."""
     container = detail.split(":", 1)[0].strip()
-    return {"stack": stack, "operator": OPERATOR_FIELD}.get(container, TASK_IMAGE_FIELD)
+    return {"stack": stack, "operator": OPERATOR_FIELD, canary.PROBE_CONTAINER: OPERATOR_FIELD}.get(
+        container, TASK_IMAGE_FIELD)
 
 
 def _short(error: BaseException) -> str:
@@ -189,10 +201,65 @@ async def _sh(kube: Kube, namespace: str, pod: str, script: str, timeout_s: floa
     return await kexec.run(kube, namespace, pod, canary.TASK_CONTAINER, script, timeout_s=timeout_s)
 
 
+async def agent_targets(kube: Kube, namespace: str, spec: BuzzSweepSpec, manifest: ExperimentManifest,
+                        target: RelayTarget | None) -> dict[str, tuple[str, int]]:
+    """What a trial pod's agents dial: the relay where the pod reaches it (its Service's ClusterIP
+    behind a loopback URL's forwarder, else the URL as written) and the endpoints' URLs."""
+    found: dict[str, tuple[str, int]] = {}
+    if target is not None and (relay := probe.url_target(target.dial_url)) is not None:
+        found[checks.RELAY_TARGET] = relay
+    if spec.endpoints is not None:
+        try:
+            config, _ = await inputs.load_endpoints(kube, namespace, spec, manifest)
+        except inputs.InputError:  # the endpoint-secrets check said why
+            return found
+        found.update(probe.endpoint_targets(config, [seat.endpoint for seat in manifest.roster]))
+    return found
+
+
+async def _probe(kube: Kube, namespace: str, pod: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The probe's answer in the canary's network, or (None, why it could not look)."""
+    try:
+        ran = await kexec.run(kube, namespace, pod, canary.PROBE_CONTAINER, probe.command(request),
+                              stdin=probe.SCRIPT.encode(), timeout_s=probe.EXEC_S)
+    except (kexec.ExecError, TimeoutError) as error:
+        return None, f"the probe did not answer ({_short(error)})"
+    if not ran.ok:
+        return None, f"the probe exited {ran.exit_code} ({ran.stderr.decode('utf-8', 'replace').strip()[-120:]})"
+    try:
+        return probe.parse(ran.text()), ""
+    except probe.ProbeError as error:
+        return None, str(error)
+
+
+async def _egress_checks(kube: Kube, namespace: str, pod: str, targets: Mapping[str, tuple[str, int]],
+                         network: str) -> tuple[CheckResult, CheckResult, CheckResult | None]:
+    """agent-egress from the agents phase, then grading-phase (the relabel, read back), then the
+    TLS reading from the grading phase (None when the pod never got there)."""
+    seen, why = await _probe(kube, namespace, pod, probe.request(targets))
+    agents = checks.agent_egress_verdict(None if seen is None else seen["tcp"], why_not=why)
+    try:
+        labels_read = await relabel(kube, namespace, pod, grading_labels(network))
+    except ApiException as error:
+        return agents, checks.grading_phase_verdict(None, network=network, error=f"HTTP {error.status}"), None
+    except RelabelError as error:
+        return agents, checks.grading_phase_verdict(None, network=network, error=str(error)), None
+    relay = {checks.RELAY_TARGET: targets[checks.RELAY_TARGET]} if checks.RELAY_TARGET in targets else {}
+    graded, why = await _probe(kube, namespace, pod, probe.request(relay, TLS_TARGET))
+    relay_after = None if graded is None else graded["tcp"].get(checks.RELAY_TARGET)
+    grading = checks.grading_phase_verdict(labels_read, network=network, relay_after=relay_after)
+    tls = checks.tls_verdict(None if graded is None else graded.get("tls"), network=network, why_not=why)
+    return agents, grading, tls
+
+
 async def check_canary(
     kube: Kube, namespace: str, sweep: str, sweep_uid: str, spec: BuzzSweepSpec, task_images: Sequence[str],
-    stack: StackSource, operator_image: str,
+    stack: StackSource, operator_image: str, *, targets: Mapping[str, tuple[str, int]] | None = None,
+    network: str = "public",
 ) -> list[CheckResult]:
+    """The canary's checks, in ORDER from images on. ``targets`` are what the agents phase must
+    reach (agent_targets); ``network`` is the grading network of the task whose image the
+    canary's task container runs."""
     body = canary.canary_pod(
         sweep=sweep, sweep_uid=sweep_uid, namespace=namespace, stack=stack,
         operator_image=operator_image, task_images=task_images, pull_policy=spec.image_pull_policy.value,
@@ -200,7 +267,7 @@ async def check_canary(
     )
     name = body["metadata"]["name"]
     started, distinct = canary.covered(task_images)
-    unseen = [checks.STACK, checks.TRUST_STORE, checks.VERIFIER_DEPS, checks.TLS_INTERCEPTION]
+    unseen = checks.ORDER[checks.ORDER.index(checks.STACK):]
     try:
         await objects.delete_pod(kube, namespace, name, grace_seconds=0)  # a leftover of a crashed run
         await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
@@ -211,33 +278,40 @@ async def check_canary(
                 raise
             why = f"spec: the cluster refuses a pod with these images/runtimeClassName (HTTP {error.status}: " \
                   f"{str(error.body)[:160]})"
-            return [failed(checks.IMAGES, why), *(skipped(c, "canary refused") for c in unseen)]
+            return [failed(checks.IMAGES, why), *(cannot_see(c, "canary refused") for c in unseen)]
         try:
             state = await wait_running(kube, namespace, name, timeout_s=CANARY_SCHEDULE_S)
         except TimeoutError:
             why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
-            return [skipped(checks.IMAGES, why), *(skipped(c, why) for c in unseen)]
+            return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
         if not state.ready:
             why = f"{image_field(state.message, stack_field(spec))}: {state.reason}: {state.message}"[:200]
-            return [failed(checks.IMAGES, why), *(skipped(c, "canary did not start") for c in unseen)]
-        images = passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task image(s) start")
+            return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
+        found = {checks.IMAGES: passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task "
+                                                      f"image(s) start")}
         listed = await _sh(kube, namespace, name, READ_MANIFEST, EXEC_S)
-        found = [checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec))]
+        found[checks.STACK] = checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec))
+        prepared = await _sh(kube, namespace, name, PREPARE, EXEC_S)  # the launch step's, before seeding
+        if not prepared.ok and not found[checks.STACK].failed:
+            found[checks.STACK] = failed(checks.STACK, f"the trials' setup `{PREPARE}` fails in the task image: "
+                                                       f"exit {prepared.exit_code}")
         seeded = await _sh(kube, namespace, name, SEED_TRUST_STORE, EXEC_S)
-        found.append(checks.trust_store_verdict(seeded.last_line()))
-        probe = await _sh(kube, namespace, name, TLS_PROBE, EXEC_S)
-        text = probe.text()
-        if text.strip() == "no-curl":
-            tls = skipped(checks.TLS_INTERCEPTION, "no curl in the task image before verifier deps")
+        found[checks.TRUST_STORE] = checks.trust_store_verdict(seeded.last_line())
+        agents, grading, tls = await _egress_checks(kube, namespace, name, targets or {}, network)
+        found[checks.AGENT_EGRESS], found[checks.GRADING_PHASE] = agents, grading
+        if tls is None:
+            why = "the canary never entered the grading phase"
+            found[checks.TLS_INTERCEPTION] = cannot_see(checks.TLS_INTERCEPTION, why)
+            found[checks.VERIFIER_DEPS] = cannot_see(checks.VERIFIER_DEPS, why)
         else:
-            code = text.strip().splitlines()[-1].removeprefix("exit ") if text.strip() else ""
-            tls = checks.tls_verdict(text, int(code) if code.isdigit() else None)
-        deps = await _sh(kube, namespace, name, INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_EXEC_S)
-        found.append(checks.verifier_deps_verdict(deps.last_line(), outside_reachable=checks.outside_reachable(tls)))
-        return [images, *found, tls]
+            found[checks.TLS_INTERCEPTION] = tls
+            deps = await _sh(kube, namespace, name, INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_EXEC_S)
+            found[checks.VERIFIER_DEPS] = checks.verifier_deps_verdict(
+                deps.last_line(), outside_reachable=checks.outside_reachable(tls), network=network)
+        return [found[c] for c in checks.ORDER if c in found]
     except (ApiException, kexec.ExecError, TimeoutError) as error:
         why = f"canary: {_short(error)}"
-        return [skipped(checks.IMAGES, why), *(skipped(c, why) for c in unseen)]
+        return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
     finally:
         try:
             await objects.delete_pod(kube, namespace, name, grace_seconds=0)
@@ -258,8 +332,10 @@ async def run_checks(
     if checks.first_failure(results) is not None:  # the sweep stops anyway: spend no canary on it
         return results + [skipped(name, "an earlier check failed") for name in checks.ORDER[len(results):]]
     images = [t.image_ref(spec.task_image_registry, dataset) for t in tasks]
+    targets = await agent_targets(kube, namespace, spec, manifest, target)
     results += await check_canary(kube, namespace, sweep, uid, spec, images,
-                                  spec.stack_source(stack), spec.operator_image or operator_image)
+                                  spec.stack_source(stack), spec.operator_image or operator_image,
+                                  targets=targets, network=grading_network(tasks[0].config))
     return results
 
 

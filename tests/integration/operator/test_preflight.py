@@ -1,23 +1,32 @@
 """Preflight against the real cluster, dev relay, Postgres and a file store: a healthy sweep
-passes every check it can see (TLS interception is skipped: this cluster reaches no outside),
-and each planted breakage fails exactly the check that names it."""
+passes every check it can see (TLS interception cannot see: this cluster reaches no outside, and
+says so), and each planted breakage fails exactly the check that names it.
+
+With the chart's trial NetworkPolicies in the namespace (kube-router enforces them), the canary —
+labelled as a trial pod — is held to them: it reaches the relay and an endpoint the policy
+admits, the relay closes once it is relabelled for grading, and an endpoint the policy does not
+admit fails `agent-egress`, naming the endpoint and the chart value (docs/egress.md)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
-from buzz_operator.kube import objects
+from buzz_operator.kube import devmodel, devrelay, objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import canary, checks, runner
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
 from buzz_operator.sweep.runtime import DEFAULT_STACK
 from buzz_operator.sweep.runtime_dataset import load_tasks
+
+from tests.support.cluster import kubectl
+from tests.unit.chart.chartlib import render
 
 
 async def _run(kube: Kube, namespace: str, body: dict[str, Any], store_url: str) -> dict[str, checks.CheckResult]:
@@ -42,7 +51,12 @@ async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, 
     print(f"\npreflight on a healthy sweep: {verdicts}")
     seen = {n: v for n, v in verdicts.items() if n != checks.TLS_INTERCEPTION}
     assert set(seen.values()) == {"passed"}, found
+    # seen by the operator's own probe, curl or not: the outside is not there, and it says so
     assert found[checks.TLS_INTERCEPTION].verdict is checks.Verdict.SKIPPED, found
+    assert found[checks.TLS_INTERCEPTION].detail.startswith("cannot see: files.pythonhosted.org"), found
+    # no NetworkPolicy here: the grading phase still reaches the relay, and the check says why
+    assert "network=public" in found[checks.GRADING_PHASE].detail
+    assert "no policy enforces" in found[checks.GRADING_PHASE].detail, found[checks.GRADING_PHASE]
     # the canary read the digests of the stack it installed: what lock.json records
     stack = found[checks.STACK].stack
     assert stack is not None and {"buzz-acp", "buzz-agent", "buzz-dev-mcp", "buzz"} <= set(stack.binaries), found
@@ -80,3 +94,53 @@ async def test_missing_image_fails_naming_its_field(kube: Kube, namespace, crds,
     assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
     assert found[checks.IMAGES].detail.startswith("spec.stackImage: ImagePullFailed"), found[checks.IMAGES]
     assert found[checks.TRUST_STORE].verdict is checks.Verdict.SKIPPED
+
+
+def apply_trial_policies(namespace: str, trial_policy: dict[str, Any]) -> None:
+    """The chart's trial NetworkPolicies for `trial_policy` (trialNetworkPolicy values), in `namespace`."""
+    docs = [d for d in render(release="pf", namespace=namespace, values={"trialNetworkPolicy": trial_policy})
+            if d["kind"] == "NetworkPolicy"]
+    assert len(docs) >= 2
+    kubectl("-n", namespace, "apply", "-f", "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+
+
+async def test_the_canary_is_held_to_the_trial_policies(  # type: ignore[no-untyped-def]
+    kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
+) -> None:
+    model = await devmodel.deploy(kube, namespace)
+    relay_pod = devrelay.relay_pod("relay", image="i", relay_url="ws://localhost:3600", owner_pubkey="0" * 64,
+                                   secret="s")
+    relay_policy = {"podSelector": relay_pod["metadata"]["labels"], "ports": [devrelay.RELAY_PORT]}
+    url = f"file://{tmp_path}"
+
+    def sweep(name: str) -> dict[str, Any]:
+        body = make_sweep(name, store_url=url, tasks=["hello-file"], suspend=True)
+        # the stand-in's endpoint with a base URL, as a scripted condition's: agents would dial it
+        for entry in body["spec"]["endpoints"]["config"].values():
+            entry["env"] = {"OPENAI_COMPAT_BASE_URL": model.base_url}
+        return body  # type: ignore[no-any-return]
+
+    # admitted: the relay by its pods' labels, the model Service's pods by theirs
+    apply_trial_policies(namespace, {"relay": relay_policy, "endpoints": [
+        {"podSelector": {"app.kubernetes.io/name": devmodel.LABEL}, "ports": [devmodel.MODEL_PORT]}]})
+    found = await _run(kube, namespace, sweep("held"), url)
+    print(f"\npreflight under the trial policies: { {n: (r.verdict.value, r.detail) for n, r in found.items()} }")
+    assert found[checks.AGENT_EGRESS].verdict is checks.Verdict.PASSED, found[checks.AGENT_EGRESS]
+    assert "1 endpoint URL" in found[checks.AGENT_EGRESS].detail
+    grading = found[checks.GRADING_PHASE]
+    assert grading.verdict is checks.Verdict.PASSED and "the relay is closed to it" in grading.detail, grading
+    assert not checks.first_failure(list(found.values())), found
+
+    # the model is not admitted (only an outside range on 443): every trial's agents would fail
+    apply_trial_policies(namespace, {"relay": relay_policy, "endpoints": [{"cidr": "203.0.113.0/24", "ports": [443]}]})
+    found = await _run(kube, namespace, sweep("held-out"), url)
+    blocked = found[checks.AGENT_EGRESS]
+    print(f"\npreflight with the endpoint not admitted: {blocked}")
+    assert blocked.verdict is checks.Verdict.FAILED, blocked
+    assert "endpoint standin/oracle (OPENAI_COMPAT_BASE_URL)" in blocked.detail, blocked
+    assert "trialNetworkPolicy.endpoints" in blocked.detail and "trialNetworkPolicy.relay" not in blocked.detail
+    assert model.cluster_ip not in blocked.detail  # names the endpoint, never its address
+    first = checks.first_failure(list(found.values()))
+    assert first is not None and checks.failure_reason(first) == "PreflightAgentEgressFailed"
+    assert checks.failure_message(first).startswith("preflight check agent-egress failed: ")

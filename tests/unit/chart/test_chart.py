@@ -406,6 +406,16 @@ def test_trial_pods_match_the_policy_selector() -> None:
     assert selects(policies_by_name(render())[""], pod_labels({}, "t1", 0))
 
 
+def test_the_canary_carries_the_trial_policy_labels() -> None:
+    from buzz_operator.api.stack import StackLayout, StackSource
+    from buzz_operator.preflight import canary
+
+    pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack=StackSource(image="st", layout=StackLayout.FOLDER),
+                            operator_image="op", task_images=["t"], pull_policy="Never")
+    policies = policies_by_name(render())
+    assert {name for name, p in policies.items() if selects(p, pod["metadata"]["labels"])} == {""}
+
+
 def test_without_a_relay_only_endpoints_and_dns_are_allowed_and_dns_can_go() -> None:
     egress = policies_by_name(render())[""]["spec"]["egress"]
     assert [r["ports"][0]["port"] for r in egress] == [443, 53]

@@ -45,10 +45,10 @@ from tests.unit.chart.chartlib import render
 KEEPALIVE = "import http.server; http.server.HTTPServer(('', 9090), http.server.SimpleHTTPRequestHandler).serve_forever()"
 
 
-def in_pod(namespace: str, name: str, targets: dict[str, tuple[str, int]]) -> dict[str, str]:
+def in_pod(ns: str, name: str, targets: dict[str, tuple[str, int]]) -> dict[str, str]:
     """The settled reachability of `targets` from inside the pod, by the canary's probe script."""
     request = json.dumps(probe.request(targets, rounds=15))
-    done = subprocess.run(["kubectl", "-n", namespace, "exec", name, "--", "python3", "-c", probe.SCRIPT, request],
+    done = subprocess.run(["kubectl", "-n", ns, "exec", name, "--", "python3", "-c", probe.SCRIPT, request],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return {k: ("open" if v == "open" else "blocked") for k, v in probe.parse(done.stdout)["tcp"].items()}
@@ -60,7 +60,7 @@ def trial_pod(name: str, retry: int) -> dict[str, Any]:
     return body
 
 
-async def test_agents_reach_relay_and_endpoint_and_grading_reaches_what_the_task_allows(  # noqa: F811
+async def test_agents_reach_relay_and_endpoint_and_grading_reaches_what_the_task_allows(
     kube: Kube, namespace: str  # noqa: F811
 ) -> None:
     relay_labels = {"app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "dev-relay"}

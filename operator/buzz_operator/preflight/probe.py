@@ -168,17 +168,24 @@ def url_target(url: str) -> tuple[str, int] | None:
     return parts.hostname, port or default
 
 
+PROXY_VARIABLES = frozenset({"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"})
+
+
 def endpoint_targets(config: Mapping[str, EndpointLaunchConfig], names: Iterable[str]) -> dict[str, tuple[str, int]]:
     """Where the agents of the given endpoints connect: every http(s) URL in an endpoint's env (a
-    provider's base URL), named `endpoint <name> (<VARIABLE>)` so a verdict never shows the host.
-    An endpoint without one (a provider's default host, or the stand-in's model folded into the
-    stack) has no target here."""
+    provider's base URL) — or, when the env names a proxy (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY in
+    either case), the proxy alone, which is what the agents dial then — named
+    `endpoint <name> (<VARIABLE>)` so a verdict never shows the host. An endpoint without one (a
+    provider's default host, or the stand-in's model folded into the stack) has no target here."""
     found: dict[str, tuple[str, int]] = {}
     for name in dict.fromkeys(names):
         endpoint = config.get(name)
         if endpoint is None:
             continue
-        for variable, value in sorted(endpoint.env.items()):
-            if urlsplit(value).scheme in ("http", "https") and (target := url_target(value)) is not None:
+        urls = {variable: value for variable, value in sorted(endpoint.env.items())
+                if urlsplit(value).scheme in ("http", "https")}
+        proxies = {variable: value for variable, value in urls.items() if variable.upper() in PROXY_VARIABLES}
+        for variable, value in (proxies or urls).items():
+            if (target := url_target(value)) is not None:
                 found[f"endpoint {name} ({variable})"] = target
     return found

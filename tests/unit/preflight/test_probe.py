@@ -105,6 +105,10 @@ def test_targets_are_the_urls_agents_dial_named_without_their_hosts() -> None:
                             "env": {"OPENAI_COMPAT_BASE_URL": "http://10.96.0.9:8091/v1", "OPENAI_COMPAT_API": "chat"}},
         "standin/oracle": {"provider": "standin", "api_key_env": "S", "env": {}},
         "unused": {"provider": "openai", "api_key_env": "K", "env": {"X_URL": "https://api.example.com"}},
+        "proxied": {"provider": "openai", "api_key_env": "K",
+                    "env": {"OPENAI_BASE_URL": "https://api.example.com/v1", "https_proxy": "http://proxy.corp:3128"}},
     })
     targets = probe.endpoint_targets(config, ["scripted/oracle", "standin/oracle", "scripted/oracle"])
     assert targets == {"endpoint scripted/oracle (OPENAI_COMPAT_BASE_URL)": ("10.96.0.9", 8091)}
+    # behind a proxy the agents dial the proxy, not the endpoint
+    assert probe.endpoint_targets(config, ["proxied"]) == {"endpoint proxied (https_proxy)": ("proxy.corp", 3128)}

@@ -1,16 +1,17 @@
 """The `make demo` path, asserted: the demo's own set-up (dev relay in the cluster behind a
 Service, Postgres behind a selector-less Service, the scripted model endpoint behind a Service,
 the stand-in and scripted conditions as ConfigMaps, the endpoint ConfigMaps and API-key Secrets),
-the operator started as its console script, and manifests/sweeps/demo.yaml applied — four
-conditions over the whole buzz-native suite, two attempts each — with storage moved into the
-test's directory.
+the operator started as its console script, and manifests/sweeps/demo.yaml applied — five
+conditions over the whole builtin suite (nine Buzz-native tasks and hello-file), two attempts
+each — with storage moved into the test's directory.
 
 Expected from the stand-ins (tests/unit/agent pins their behaviour) and from the scripted model
-(tests/unit/model), which the stand-in stack calls over HTTP as buzz-agent would: each oracle
-team scores 1.0 on every task; each toplevel team fails reply-to-thread, and there only the
-`reply_to_thread` dimension (it answers at the top level), everywhere else 1.0. The scripted
-trials' receipts bill exactly the tokens the scripted model reported, request by request, in its
-own log."""
+(tests/unit/model), which the stand-in stack calls over HTTP as buzz-agent would, as
+docs/scripted-model.md tabulates (tests/unit/agent/suite_trial.py EXPECTED_FAILURES): each oracle
+team scores 1.0 on every task; toplevel fails each thread dimension and nothing else; naive fails,
+on each of Block's five newest tasks, the dimensions of the mistake that task exists to catch, and
+nothing else. The scripted trials' receipts bill exactly the tokens the scripted model reported,
+request by request, in its own log."""
 
 from __future__ import annotations
 
@@ -27,17 +28,27 @@ from buzz_operator.kube import devmodel
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
 from tests.integration.cli.real_bundles import check_sweep_results
 from tests.support.harbor_venv import harbor_check, problems
+from tests.unit.agent.suite_trial import EXPECTED_FAILURES
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
 ATTEMPTS = 2
 CONDITION_FILES = {"demo-oracle": "standin-oracle.yaml", "demo-toplevel": "standin-toplevel.yaml",
-                   "demo-scripted-oracle": "scripted-oracle.yaml", "demo-scripted-toplevel": "scripted-toplevel.yaml"}
-SCRIPTED = ("demo-scripted-oracle", "demo-scripted-toplevel")
+                   "demo-naive": "standin-naive.yaml", "demo-scripted-oracle": "scripted-oracle.yaml",
+                   "demo-scripted-naive": "scripted-naive.yaml"}
+SCRIPTED = ("demo-scripted-oracle", "demo-scripted-naive")
 LAYOUT = ("config.json", "result.json", "agent/buzz/manifest.json", "agent/buzz/receipts.jsonl",
           "agent/buzz/endpoints.redacted.json", "agent/buzz/summary.json", "agent/buzz/timing.json",
           "agent/buzz/transcript.json", "agent/buzz/buzz-evidence.json")
 SEAT_FILES = ("{seat}.system-prompt.md", "{seat}.stdout.log", "{seat}.stderr.log")
+
+
+def expected_misses(policy: str) -> dict[str, list[str]]:
+    """Per task, the verifier dimensions `policy` fails (sorted), as docs/scripted-model.md says."""
+    out = {task: sorted(by_policy[policy]) for task, by_policy in EXPECTED_FAILURES.items() if policy in by_policy}
+    if policy == "toplevel":
+        out["reply-to-thread"] = ["reply_to_thread"]
+    return out
 
 
 def _trials(namespace: str, sweep: str) -> list[dict[str, Any]]:
@@ -123,10 +134,10 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             # result.json only where the trial completed: every trial directory is one of the trials
             committed = {p.parent.name for p in (store / name).glob("*/result.json")}
             assert committed == {t["metadata"]["name"] for t in trials}
-            if name.endswith("-oracle"):
-                assert misses == {} and status["meanReward"] == 1.0, (name, misses)
-            else:
-                assert misses == {"reply-to-thread": ["reply_to_thread"] * ATTEMPTS}, (name, misses)
+            expected = expected_misses(name.rsplit("-", 1)[-1])
+            assert misses == {task: dims * ATTEMPTS for task, dims in expected.items()}, (name, misses)
+            if not expected:
+                assert status["meanReward"] == 1.0, (name, status)
 
             for document in ("config.json", "lock.json", "summary.json"):
                 assert (store / name / document).is_file(), f"{name}/{document} missing"
@@ -148,11 +159,8 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             [row] = document["conditions"]
             assert row["n"] == len(trials) and row["pass_rate"] == pytest.approx(status["meanReward"]), (row, status)
             assert row["stack_digest"] == lock["stack"]["digest"]  # every trial ran the stack the lock names
-            if name.endswith("-oracle"):
-                assert document["failures"] == []
-            else:
-                assert {(f["task"], f["reason"]) for f in document["failures"]} == {
-                    ("reply-to-thread", "failed reply_to_thread")}
+            assert {(f["task"], f["reason"]) for f in document["failures"]} == {
+                (task, "failed " + ", ".join(dims)) for task, dims in expected.items()}, document["failures"]
 
         check_endpoint_billing(store, await devmodel.logs(kube, namespace))
         check_with_harbor(store, tmp_path / "results")

@@ -32,7 +32,7 @@ from tests.integration.chart.conftest import (
     kubectl_json,
     sample_sweep,
 )
-from tests.unit.chart.chartlib import granted, render, restricted_violations
+from tests.unit.chart.chartlib import granted, render, restricted_violations, selects
 
 SWEEP = "chart-oracle"
 TASKS = ["hello-file"]
@@ -78,6 +78,7 @@ class Run:
     logs: str = ""
     relay_keys_kept: bool = False
     values: list[str] = field(default_factory=list)
+    graded_pods: list[str] = field(default_factory=list)  # pods seen labelled phase=grading
 
 
 def wait_for(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
@@ -189,6 +190,12 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
     first = wait_for(lambda: operator_pod(ns, release), 120, "the operator pod to be Ready")
     r.operator_pods.append(first)
 
+    # every pod that comes to carry the grading phase's label (a label-selector watch reports a pod
+    # when it starts matching): the canary and the trial pod, relabelled by the operator
+    watcher = subprocess.Popen(
+        ["kubectl", "-n", ns, "get", "pods", "--watch", "-o", "name", "-l",
+         "app.kubernetes.io/component=trial-pod,bench.buzz.dev/phase=grading"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     apply(ns, sample_sweep(SWEEP, r.fullname, tasks=TASKS, ttl_s=TTL_S))
 
     def trial_in_flight() -> dict[str, Any] | None:
@@ -231,6 +238,9 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         return sweep if complete(sweep) else None
 
     r.sweep = wait_for(finished, 300, "the sweep to complete")
+    watcher.terminate()
+    r.graded_pods = sorted({line.strip().removeprefix("pod/") for line in watcher.communicate(timeout=30)[0].splitlines()
+                            if line.strip()})
     r.trials = kubectl_json("-n", ns, "get", "buzztrials")["items"]
     time.sleep(4)  # one more sweep tick so the gauges hold the final status
     r.metrics_at_complete = scrape(ns, r.fullname)
@@ -403,9 +413,20 @@ def test_trial_pod_has_no_token_privilege_or_host_access(run: Run) -> None:
         if c["name"] != "task":
             alone = {"securityContext": spec.get("securityContext"), "containers": [c]}
             assert restricted_violations(alone) == [], c["name"]
+    # caught Launching or Running: the agents phase, so the agents policy selects it and no grading one
     labels = run.trial_pod["metadata"]["labels"]
-    [policy] = [d for d in run.rendered if d["kind"] == "NetworkPolicy"]
-    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert labels["bench.buzz.dev/phase"] == "agents", labels
+    policies = {d["metadata"]["name"]: d for d in run.rendered if d["kind"] == "NetworkPolicy"}
+    selecting = {name for name, policy in policies.items() if selects(policy, labels)}
+    assert selecting == {f"{run.fullname}-trials"}, selecting
+
+
+def test_the_canary_and_the_trial_pod_were_relabelled_for_grading(run: Run) -> None:
+    """docs/egress.md: the operator in the cluster switched both to the grading phase (with the
+    chart's RBAC), the canary in preflight and the trial's pod once its agents stopped."""
+    assert run.trial_pod is not None
+    assert f"{SWEEP}-preflight" in run.graded_pods, run.graded_pods
+    assert run.trial_pod["metadata"]["name"] in run.graded_pods, run.graded_pods
 
 
 def test_uninstall_leaves_nothing_behind(run: Run, helm: Path) -> None:

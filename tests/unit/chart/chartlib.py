@@ -143,3 +143,18 @@ def restricted_violations(spec: Mapping[str, Any]) -> list[str]:
 
 def load_values() -> dict[str, Any]:
     return yaml.safe_load((CHART / "values.yaml").read_text())
+
+
+def selects(policy: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether the policy's podSelector (matchLabels, In/NotIn/Exists/DoesNotExist) selects `labels`."""
+    selector = policy["spec"]["podSelector"]
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for term in selector.get("matchExpressions") or []:
+        key, op, values = term["key"], term["operator"], term.get("values") or []
+        present = key in labels
+        ok = {"In": present and labels.get(key) in values, "NotIn": not present or labels[key] not in values,
+              "Exists": present, "DoesNotExist": not present}[op]
+        if not ok:
+            return False
+    return True

@@ -22,6 +22,7 @@ from tests.unit.chart.chartlib import (
     pod_specs,
     render,
     restricted_violations,
+    selects,
 )
 
 VALUE_SETS = {"default": (), "self-contained": (SELF_CONTAINED,), "cluster-wide": (CLUSTER_WIDE,)}
@@ -266,21 +267,6 @@ def policies_by_name(docs: list[dict[str, Any]], release: str = "rel") -> dict[s
     "-grading-internet"."""
     prefix = f"{release}-buzz-operator-trials"
     return {p["metadata"]["name"].removeprefix(prefix): p for p in of_kind(docs, "NetworkPolicy")}
-
-
-def selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
-    """Whether the policy's podSelector (matchLabels, In/NotIn/Exists/DoesNotExist) selects `labels`."""
-    selector = policy["spec"]["podSelector"]
-    if not selector.get("matchLabels", {}).items() <= labels.items():
-        return False
-    for term in selector.get("matchExpressions") or []:
-        key, op, values = term["key"], term["operator"], term.get("values") or []
-        present = key in labels
-        ok = {"In": present and labels.get(key) in values, "NotIn": not present or labels[key] not in values,
-              "Exists": present, "DoesNotExist": not present}[op]
-        if not ok:
-            return False
-    return True
 
 
 PUBLIC = [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",

@@ -359,8 +359,10 @@ class PreflightCheck(StatusModel):
     """One preflight check's verdict."""
 
     name: str = Field(description="The check: relay, relay-owner-key, postgres, storage, endpoint-secrets, "
-                                  "images, trust-store, verifier-deps, tls-interception.")
-    verdict: str = Field(description="passed, skipped (the check could not see) or failed (a sign of breakage).")
+                                  "images, trust-store, agent-egress, grading-phase, verifier-deps, "
+                                  "tls-interception (docs/egress.md).")
+    verdict: str = Field(description="passed, skipped (the check could not see; detail starts 'cannot see:') "
+                                     "or failed (a sign of breakage).")
     detail: str = Field("", max_length=300, description="What was seen, in one line (never a secret).")
 
 

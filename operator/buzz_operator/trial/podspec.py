@@ -275,7 +275,7 @@ def grading_pod_name(trial_name: str, generation: int) -> str:
 
 def build_grading_pod(
     *, trial_name: str, trial_uid: str, namespace: str, generation: int, spec: BuzzTrialSpec,
-    trial_labels: Mapping[str, str],
+    trial_labels: Mapping[str, str], network: str = NETWORK_NONE,
 ) -> dict[str, Any]:
     """A pod for re-running the verifier on recorded evidence: the task image alone, kept alive
     for exec like the trial pod's `task` container, with no agents, no relay and no Secret."""
@@ -290,8 +290,10 @@ def build_grading_pod(
     }
     if spec.runtime_class_name:
         pod_spec["runtimeClassName"] = spec.runtime_class_name
+    # in the grading phase from the start: the chart's grading policies give it the egress the
+    # task allows its verifier, as they give a trial pod after its agents stopped (docs/egress.md)
     pod_labels_ = {**trial_labels, labels.TRIAL: trial_name, labels.COMPONENT: "grading-pod",
-                   labels.MANAGED_BY: labels.MANAGER}
+                   labels.MANAGED_BY: labels.MANAGER, **grading_labels(network)}
     return {
         "apiVersion": "v1",
         "kind": "Pod",

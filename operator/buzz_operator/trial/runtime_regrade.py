@@ -27,7 +27,7 @@ from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, regrade_prefix
 from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.trial import runtime_grade
 from buzz_operator.trial.failures import StepFailure, classify_reason
-from buzz_operator.trial.podspec import build_grading_pod, grading_pod_name
+from buzz_operator.trial.podspec import build_grading_pod, grading_network, grading_pod_name
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import download, upload_files
 
@@ -59,7 +59,8 @@ async def _grade_in_pod(ctx: TrialContext, status: BuzzTrialStatus, generation: 
                         ) -> tuple[BuzzTrialStatus, dict[str, bytes]]:
     pod = grading_pod_name(ctx.name, generation)
     body = build_grading_pod(trial_name=ctx.name, trial_uid=ctx.uid, namespace=ctx.namespace,
-                             generation=generation, spec=ctx.spec, trial_labels=ctx.labels)
+                             generation=generation, spec=ctx.spec, trial_labels=ctx.labels,
+                             network=grading_network(ctx.task.config))
     try:
         await objects.create_pod(ctx.kube, ctx.namespace, body)
     except ApiException as exc:

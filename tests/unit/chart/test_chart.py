@@ -279,9 +279,11 @@ def test_trial_network_policy_denies_all_then_allows_relay_endpoints_and_dns() -
     docs = render(SELF_CONTAINED)
     spec = policies_by_name(docs)[""]["spec"]
     assert spec["podSelector"] == {
-        "matchLabels": {"app.kubernetes.io/component": "trial-pod", "app.kubernetes.io/managed-by": "buzz-operator"},
-        # pods made before phases existed have no label and keep the agents policy
-        "matchExpressions": [{"key": "bench.buzz.dev/phase", "operator": "NotIn", "values": ["grading"]}],
+        "matchLabels": {"app.kubernetes.io/managed-by": "buzz-operator"},
+        # pods made before phases existed have no label and keep the agents policy; a regrade's
+        # pod (grading-pod) never gets it
+        "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": ["trial-pod"]},
+                             {"key": "bench.buzz.dev/phase", "operator": "NotIn", "values": ["grading"]}],
     }
     assert sorted(spec["policyTypes"]) == ["Egress", "Ingress"] and spec["ingress"] == []
     relay, endpoint, dns = spec["egress"]
@@ -345,7 +347,9 @@ def test_grading_policies_select_disjoint_phases_by_the_tasks_network() -> None:
     a grading pod always by the deny-all base, then by the mirrors (public, allowlist) and the
     internet (public) by its network label."""
     from buzz_operator.api import labels as L
-    from buzz_operator.trial.podspec import NETWORKS, grading_labels, pod_labels
+    from buzz_operator.trial.podspec import NETWORKS, build_grading_pod, grading_labels, pod_labels
+
+    from tests.unit.trial.test_podspec import _spec as trial_spec
 
     values = {"trialNetworkPolicy": {"grading": {
         "mirrors": [{"podSelector": {"app": "pypi-mirror"}, "ports": [8080]}],
@@ -364,6 +368,11 @@ def test_grading_policies_select_disjoint_phases_by_the_tasks_network() -> None:
     for network in NETWORKS:
         graded = {**agents, **grading_labels(network)}
         assert {name for name, p in policies.items() if selects(p, graded)} == expected[network], network
+        # a regrade's pod runs the same verifier and gets the same grading egress, never the agents'
+        regrade = build_grading_pod(trial_name="t1", trial_uid="u", namespace="ns", generation=1,
+                                    spec=trial_spec(), trial_labels={}, network=network)
+        assert {name for name, p in policies.items() if selects(p, regrade["metadata"]["labels"])} == \
+            expected[network], network
     base = policies["-grading"]["spec"]
     assert base["egress"] == [] and base["ingress"] == [] and sorted(base["policyTypes"]) == ["Egress", "Ingress"]
     mirror, dns = policies["-grading-mirrors"]["spec"]["egress"]

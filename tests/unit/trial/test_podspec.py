@@ -316,6 +316,9 @@ def test_grading_pod_is_the_task_image_alone_without_token_or_secret() -> None:
     pod = build_grading_pod(trial_name="t-1", trial_uid="u", namespace="ns", generation=3, spec=spec,
                             trial_labels={"x": "y"})
     assert pod["metadata"]["name"] == grading_pod_name("t-1", 3) == "t-1-regrade-3"
+    # grading-phase labels from the start: the chart's grading policies select it (no-network by default)
+    assert pod["metadata"]["labels"]["bench.buzz.dev/phase"] == "grading"
+    assert pod["metadata"]["labels"]["bench.buzz.dev/network"] == "no-network"
     assert pod["metadata"]["ownerReferences"][0]["uid"] == "u"
     body = pod["spec"]
     assert body["automountServiceAccountToken"] is False and "initContainers" not in body

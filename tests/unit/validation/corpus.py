@@ -342,6 +342,16 @@ CHART_CASES: tuple[ChartCase, ...] = (
               {"rbac": {"clusterWideSecrets": "please"}}),
     ChartCase("secret-findings-quarantine-absolute", "secretFindings.quarantinePrefix",
               {"secretFindings": {"quarantinePrefix": "/quarantine"}}),
+    # issue 19 item 1: a trial policy that would block every model endpoint or every resolver
+    ChartCase("trial-policy-no-endpoints", "trialNetworkPolicy.endpoints",
+              {"trialNetworkPolicy": {"endpoints": []}}),
+    ChartCase("trial-policy-dns-without-resolvers", "trialNetworkPolicy.dnsResolvers",
+              {"trialNetworkPolicy": {"dnsResolvers": []}}),
+    ChartCase("trial-policy-endpoint-cidr-and-selector", "trialNetworkPolicy.endpoints",
+              {"trialNetworkPolicy": {"endpoints": [{"cidr": "10.0.0.0/8", "podSelector": {"app": "m"},
+                                                     "ports": [443]}]}}),
+    ChartCase("trial-policy-mirror-empty-selector", "trialNetworkPolicy.grading.mirrors",
+              {"trialNetworkPolicy": {"grading": {"mirrors": [{"podSelector": {}, "ports": [8080]}]}}}),
 )
 
 

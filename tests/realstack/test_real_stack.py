@@ -1,10 +1,11 @@
 """The builtin suite through the operator with Block's real agents (BUZZ_STACK_DIR) and relay
 (BUZZ_RELAY_BIN), the model played by the scripted endpoint.
 
-Expected, as with the stand-ins: the oracle scores 1.0 on every task; toplevel fails
-reply-to-thread, there on `reply_to_thread` only. The receipts are priced from the real
-buzz-acp's usage lines, so their token totals must equal what the scripted model reported
-for the requests it answered (its log has one line per request)."""
+Expected, as with the stand-ins (docs/scripted-model.md's table): the oracle scores 1.0 on every
+task; toplevel fails each thread dimension and nothing else; naive fails, on each of Block's five
+newest tasks, the dimensions of the mistake that task exists to catch. The receipts are priced
+from the real buzz-acp's usage lines, so their token totals must equal what the scripted model
+reported for the requests it answered (its log has one line per request)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import yaml
 from buzz_operator.api.common import GROUP, VERSION
 from kopf.testing import KopfRunner
 
+from tests.e2e.test_demo_path import expected_misses
 from tests.e2e.test_sweep import apply, condition, kubectl_json, wait_until
 from tests.realstack.stack_fixtures import RELAY_URL, ROOT, ScriptedModel
 
@@ -63,23 +65,42 @@ def _sweep(name: str, policy: str, store: Path, stack_image: str, model: Scripte
     }
 
 
-def _model_usage(log: Path) -> tuple[int, int]:
+def _model_usage(log: Path) -> dict[str, tuple[int, int]]:
+    """(input, output) tokens the scripted model billed, per trial channel (its log names the
+    channels of the events each request carried)."""
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    answered = [line["usage"] for line in lines if line.get("status") == 200]
+    answered = [line for line in lines if line.get("status") == 200]
     assert answered, f"the scripted model answered no request: {log.read_text()[-2000:]}"
-    inputs = sum(u.get("prompt_tokens", u.get("input_tokens", 0)) for u in answered)
-    outputs = sum(u.get("completion_tokens", u.get("output_tokens", 0)) for u in answered)
-    return inputs, outputs
+    out: dict[str, tuple[int, int]] = {}
+    for line in answered:
+        usage, [channel] = line["usage"], line["channels"]
+        inputs, outputs = out.get(channel, (0, 0))
+        out[channel] = (inputs + usage.get("prompt_tokens", usage.get("input_tokens", 0)),
+                        outputs + usage.get("completion_tokens", usage.get("output_tokens", 0)))
+    return out
 
 
-def _receipt_usage(store: Path, sweep: str) -> tuple[int, int]:
-    inputs = outputs = 0
-    for receipts in (store / sweep).glob("*/agent/buzz/receipts.jsonl"):
-        for line in receipts.read_text().splitlines():
-            row = json.loads(line)
-            inputs += int(row.get("input_tokens", 0))
-            outputs += int(row.get("output_tokens", 0))
-    return inputs, outputs
+def _check_billing(store: Path, sweep: str, billed: dict[str, tuple[int, int]]) -> None:
+    """Each trial's receipts equal what the model billed for its channel — except where buzz-acp
+    cancelled a turn (its cancel-and-merge fallback when an event arrives mid-turn: buzz-agent
+    does not steer), whose in-flight request is billed but never logged, so no receipt can hold it
+    (docs/real-stack.md). There the receipts must fall short, never exceed."""
+    gaps = {}
+    for bundle in (store / sweep).iterdir():
+        if not (bundle / "result.json").is_file():
+            continue
+        channel = json.loads((bundle / "agent" / "buzz" / "buzz-evidence.json").read_text())["trial"]["channel_id"]
+        rows = [json.loads(line) for line in (bundle / "agent" / "buzz" / "receipts.jsonl").read_text().splitlines()]
+        receipts = (sum(int(r["input_tokens"]) for r in rows), sum(int(r["output_tokens"]) for r in rows))
+        logs = "".join(p.read_text(errors="replace") for p in (bundle / "agent" / "buzz").glob("*.log"))
+        model = billed.pop(channel, (0, 0))
+        if "turn cancelled for" in logs:
+            assert receipts[0] <= model[0] and receipts[1] <= model[1], (bundle.name, receipts, model)
+            gaps[bundle.name] = (model[0] - receipts[0], model[1] - receipts[1])
+        else:
+            assert receipts == model, (bundle.name, receipts, model)
+    assert billed == {}, f"the model billed channels of no trial: {billed}"
+    print(f"{sweep}: tokens billed in cancelled turns and never logged (input, output): {gaps}")
 
 
 def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
@@ -107,7 +128,7 @@ def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedMod
         assert status["phase"] == "Succeeded" and status["outcome"] == "ok", (task, status, relay_log)
         if status["reward"] < 1:
             failed[task] = sorted(k for k, v in (status.get("rewards") or {}).items() if k != "reward" and v < 1)
-    expected = {} if policy == "oracle" else {"reply-to-thread": ["reply_to_thread"]}
+    expected = expected_misses(policy)
     assert failed == expected, (failed, {t: s.get("rewards") for t, s in trials.items()})
 
     for bundle in (store / name).iterdir():
@@ -118,11 +139,11 @@ def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedMod
         assert summary["secret_scan"]["clean"], (bundle, summary["secret_scan"])
         everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
         assert api_key not in everything and owner_hex not in everything
-    assert _receipt_usage(store, name) == _model_usage(model.log)
-    assert sweep["status"]["meanReward"] == (1.0 if policy == "oracle" else (len(SUITE) - 1) / len(SUITE))
+    _check_billing(store, name, _model_usage(model.log))
+    assert sweep["status"]["meanReward"] == pytest.approx((len(SUITE) - len(expected)) / len(SUITE))
 
 
-@pytest.mark.parametrize("policy", ["oracle", "toplevel"])
+@pytest.mark.parametrize("policy", ["oracle", "toplevel", "naive"])
 def test_builtin_suite_with_blocks_agents_and_relay(  # type: ignore[no-untyped-def]
     policy, namespace, crds, stack_image, real_relay, scripted_model, tmp_path: Path,
 ) -> None:
@@ -130,7 +151,7 @@ def test_builtin_suite_with_blocks_agents_and_relay(  # type: ignore[no-untyped-
                real_relay.log, tmp_path)
 
 
-@pytest.mark.parametrize("policy", ["oracle", "toplevel"])
+@pytest.mark.parametrize("policy", ["oracle", "toplevel", "naive"])
 def test_builtin_suite_with_blocks_agents_and_the_dev_relay(  # type: ignore[no-untyped-def]
     policy, namespace, crds, stack_image, cluster_relay, scripted_model, tmp_path: Path,
 ) -> None:

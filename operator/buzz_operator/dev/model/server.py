@@ -18,7 +18,7 @@ from typing import Any
 
 from buzz_operator.dev.model import anthropic_messages, openai_chat
 from buzz_operator.dev.model.conversation import Turn, UnsupportedRequest
-from buzz_operator.dev.model.event import NoEvent
+from buzz_operator.dev.model.event import NoEvent, delivered
 from buzz_operator.dev.model.script import POLICIES, answer
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -121,8 +121,10 @@ class Handler(BaseHTTPRequestHandler):
         response_id = _next_id("msg" if dialect == "anthropic" else "chatcmpl")
         result = module.respond(turn, reply, response_id)
         usage = result["usage"]
+        # the channel names the trial, so a test can set each trial's receipts against what was billed for it
+        channels = sorted({e.channel_id for e in delivered(turn.prompts)})
         self._log(dialect=dialect, status=200, model=turn.model, calls=[c.call_id for c in reply.calls],
-                  usage=usage, stream=bool(body.get("stream")))
+                  usage=usage, stream=bool(body.get("stream")), channels=channels)
         if dialect == "openai" and body.get("stream"):
             include = bool((body.get("stream_options") or {}).get("include_usage"))
             self._stream(openai_chat.stream_chunks(turn, reply, response_id, include))

@@ -100,12 +100,16 @@ async def test_forged_signature_and_non_owner_event_tag_are_refused(relay) -> No
         bad_sig = {**event, "sig": "0" * 128}
         ok, msg = await client.publish(bad_sig)
         assert not ok and msg.startswith("invalid:")
-        # authenticated connection, but the event is by another key attested by a non-owner
+        # authenticated connection, but the event is by another key — attested by a non-owner, or
+        # even by the owner: as Block's relay, a connection publishes as its own identity only
         other = Keypair.generate()
         foreign = sign_event(other, 0, "{}", [], auth_tag=compute_auth_tag(Keypair.generate().secret_hex,
                                                                            other.pubkey_hex))
         ok, msg = await client.publish(foreign)
-        assert not ok and msg.startswith("restricted:")
+        assert (ok, msg) == (False, "invalid: event pubkey does not match authenticated identity")
+        attested = sign_event(other, 0, "{}", [], auth_tag=compute_auth_tag(relay.owner.secret_hex, other.pubkey_hex))
+        ok, msg = await client.publish(attested)
+        assert (ok, msg) == (False, "invalid: event pubkey does not match authenticated identity")
         untagged = sign_event(kp, 0, "{}", [])
         ok, msg = await client.publish(untagged)
         assert not ok and msg.startswith("restricted:")

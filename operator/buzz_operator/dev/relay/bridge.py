@@ -172,7 +172,7 @@ class Bridge:
         if isinstance(event, dict) and event.get("pubkey") != pubkey:
             # the request is authorised by its signer; it must not carry someone else's event
             raise BridgeError(HTTPStatus.FORBIDDEN, "restricted: event pubkey differs from the NIP-98 signer")
-        ok, message, deliveries = await self.relay.accept_event(event, size, authenticated=True)
+        ok, message, deliveries = await self.relay.accept_event(event, size, signer=pubkey)
         eid = event.get("id", "") if isinstance(event, dict) else ""
         if ok:
             await self.relay.broadcast(deliveries)

@@ -37,6 +37,7 @@ from buzz_operator.relay.nostr import (
     verify_event,
 )
 
+KIND_GIFT_WRAP = 1059  # NIP-59: signed by a throwaway key, so it never matches the connection's identity
 log = logging.getLogger("buzz_operator.dev.relay")
 
 AUTH_WINDOW_S = 600  # NIP-42: AUTH events must be recent
@@ -196,16 +197,17 @@ class Relay:
     async def on_event(self, session: Session, event: Any, size: int) -> None:
         eid = event.get("id", "") if isinstance(event, dict) else ""
         eid = eid if isinstance(eid, str) else ""
-        ok, message, deliveries = await self.accept_event(event, size, authenticated=session.pubkey is not None)
+        ok, message, deliveries = await self.accept_event(event, size, signer=session.pubkey)
         await self.send(session, ["OK", eid, ok, message])
         await self.broadcast(deliveries)
 
     async def accept_event(
-        self, event: Any, size: int, *, authenticated: bool
+        self, event: Any, size: int, *, signer: str | None
     ) -> tuple[bool, str, list[channels.Delivery]]:
         """Validate, admit and store one published event: `(ok, message, deliveries)`. Shared by
         the websocket EVENT path and the HTTP bridge's POST /events, so both admit alike; the
-        caller answers first and then broadcasts the deliveries."""
+        caller answers first and then broadcasts the deliveries. `signer` is the connection's
+        authenticated pubkey (NIP-42, or the bridge's NIP-98 signer), None before AUTH."""
         eid = event.get("id", "") if isinstance(event, dict) else ""
         eid = eid if isinstance(eid, str) else ""
         if size > self.config.max_event_bytes:
@@ -213,8 +215,12 @@ class Relay:
         shape = event_shape_error(event)
         if shape is not None:
             return False, f"invalid: {shape}", []
-        if not authenticated:
+        if signer is None:
             return False, "auth-required: authenticate with NIP-42 first", []
+        if event["pubkey"] != signer and event["kind"] != KIND_GIFT_WRAP:
+            # as Block's relay (handlers/event.rs): one connection publishes as its own identity only,
+            # so a trial's agent cannot post as another identity it learnt the pubkey of
+            return False, "invalid: event pubkey does not match authenticated identity", []
         if not verify_event(event):
             return False, "invalid: bad event id or signature", []
         if event["kind"] == KIND_AUTH:

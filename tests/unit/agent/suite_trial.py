@@ -10,8 +10,8 @@ policies, the scripted endpoint) and grading what it posted with the task's own 
   mentioning it, scripted messages right after, replying to the task when `reply_to_task`), and
   `evidence()`: the buzz-evidence.json v1 snapshot as the harness's evidence.py builds it.
 - `grade`: runs the task's verify.py on that snapshot — the project's copy under tasks/ and
-  Block's under $BUZZ_DATASET_DIR (a checkout's benchmarks/buzz-dataset, when set), each that
-  exists; a test is skipped when neither does.
+  Block's under $BUZZ_DATASET_DIR (a checkout's benchmarks/buzz-dataset, when set); the
+  project's must exist.
 
 Timestamps come from a shared clock starting in the past, one second per event, so the order of
 events is their order of publication and nothing waits out a second.
@@ -318,9 +318,12 @@ class Trial:
 
 
 def verifiers(task: str) -> list[Path]:
-    candidates = [ROOT / "tasks" / task / "tests" / "verify.py"]
-    candidates += [DATASET / task / "tests" / "verify.py"] if DATASET else []
-    return [path for path in candidates if path.is_file()]
+    """The project's verifier, which every task of the suite has, and Block's where
+    BUZZ_DATASET_DIR names a copy that holds it."""
+    own = ROOT / "tasks" / task / "tests" / "verify.py"
+    assert own.is_file(), f"{own} is missing"
+    block = DATASET / task / "tests" / "verify.py" if DATASET else None
+    return [own, *([block] if block is not None and block.is_file() else [])]
 
 
 def grade(task: str, evidence: dict[str, Any]) -> dict[str, dict[str, float]]:

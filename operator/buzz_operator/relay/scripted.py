@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from buzz_operator.dataset.config import USER_ACTOR
 from buzz_operator.relay.client import RelayClient, RelayError
 from buzz_operator.relay.messages import KIND_MESSAGE
 from buzz_operator.relay.tenant_models import SeatSecret, TenantHandle
-
-USER_ACTOR = "user"
 
 
 class ScriptLike(Protocol):

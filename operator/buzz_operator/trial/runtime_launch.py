@@ -19,10 +19,10 @@ from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
+from buzz_operator.dataset.config import USER_ACTOR
 from buzz_operator.kube import objects
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.relay import tenant
-from buzz_operator.relay.scripted import USER_ACTOR
 from buzz_operator.relay.tenant_models import (
     DirectoryEntry,
     ProvisioningError,

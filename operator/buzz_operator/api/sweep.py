@@ -31,6 +31,9 @@ from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 DEFAULT_MANIFEST_KEY = "manifest.yaml"
 DEFAULT_ENDPOINTS_KEY = "endpoints.json"
 DEFAULT_TASK_IMAGE_REGISTRY = "docker.io/buzz-tasks"
+# A pod spec lists them all; a handful covers every registry a sweep pulls from, and the bound keeps
+# the CRD's validation cost (and the canary pod) small.
+MAX_PULL_SECRETS = 8
 
 
 def _exactly_one(model: SpecModel, fields: tuple[str, ...]) -> None:
@@ -318,6 +321,15 @@ class BuzzSweepSpec(
     )
     image_pull_policy: ImagePullPolicy = Field(
         ImagePullPolicy.IF_NOT_PRESENT, description="Pull policy for every container of trial pods."
+    )
+    image_pull_secrets: list[LocalObjectRef] | None = Field(
+        None,
+        max_length=MAX_PULL_SECRETS,
+        description=(
+            "Secrets (type kubernetes.io/dockerconfigjson, in the sweep's namespace) for pulling the task, "
+            "stack and operator images of trial, grading and canary pods, e.g. a private registry holding "
+            "a Terminal-Bench task's environment.docker_image (docs/task-images.md)."
+        ),
     )
     runtime_class_name: str | None = Field(
         None, min_length=1, description="RuntimeClass for trial pods, e.g. gvisor for stronger isolation."

@@ -21,13 +21,14 @@ from buzz_operator.api.common import (
     Condition,
     CostRange,
     ImagePullPolicy,
+    LocalObjectRef,
     SpecModel,
     StatusModel,
     Timestamp,
 )
 from buzz_operator.api.rules import exactly_one, rule, validations
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
-from buzz_operator.api.sweep import RetryPolicy
+from buzz_operator.api.sweep import MAX_PULL_SECRETS, RetryPolicy
 
 # maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
 MAX_ATTEMPT_RECORDS = 21
@@ -135,6 +136,10 @@ class BuzzTrialSpec(
     operator_image: str = Field(min_length=1, description="Image that provides relay-forwarder.")
     image_pull_policy: ImagePullPolicy = Field(
         ImagePullPolicy.IF_NOT_PRESENT, description="Pull policy for every container of the trial pod."
+    )
+    image_pull_secrets: list[LocalObjectRef] | None = Field(
+        None, max_length=MAX_PULL_SECRETS,
+        description="Secrets for pulling the trial pod's images, copied from the sweep at planning.",
     )
     runtime_class_name: str | None = Field(None, min_length=1, description="RuntimeClass for the trial pod.")
     endpoints: list[str] = Field(

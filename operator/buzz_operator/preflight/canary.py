@@ -68,7 +68,7 @@ def canary_pod(
 ) -> dict[str, Any]:
     if not task_images:
         raise ValueError("the canary needs at least one task image")
-    images = list(dict.fromkeys(task_images))[:MAX_IMAGES]
+    images = started_images(task_images)
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
     small = {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)}
     init = [
@@ -115,6 +115,11 @@ def canary_pod(
         },
         "spec": spec,
     }
+
+
+def started_images(task_images: Sequence[str]) -> list[str]:
+    """The task images the canary starts, in container order: `task` runs the first, `image-N` the Nth."""
+    return list(dict.fromkeys(task_images))[:MAX_IMAGES]
 
 
 def covered(task_images: Sequence[str]) -> tuple[int, int]:

@@ -196,6 +196,48 @@ def grading_phase_verdict(labels_read: Mapping[str, str] | None, *, network: str
     return passed(GRADING_PHASE, f"relabelled phase=grading, network={network}, read back{closed}")
 
 
+# Secret types the kubelet reads registry credentials from (pod spec imagePullSecrets).
+PULL_SECRET_TYPES = ("kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg")
+
+
+def pull_secret_problem(types: Sequence[tuple[str, str | None]]) -> str | None:
+    """What is wrong with spec.imagePullSecrets, given each named Secret's type (None: not found).
+
+    The kubelet does not fail a pod whose pull Secret is missing or of another type: it pulls
+    anonymously and the trial fails later as ImagePullFailed, far from the cause. So the images
+    check looks first and names the entry.
+    """
+    for index, (name, kind) in enumerate(types):
+        field = f"spec.imagePullSecrets[{index}].name"
+        if kind is None:
+            return f"{field}: Secret {name} not found in the sweep's namespace"
+        if kind not in PULL_SECRET_TYPES:
+            return f"{field}: Secret {name} is of type {kind}, not {PULL_SECRET_TYPES[0]}"
+    return None
+
+
+@dataclass(frozen=True)
+class ImageOrigin:
+    """Where a task image reference comes from, so a failed pull says what to fix."""
+
+    tasks: tuple[str, ...]
+    pinned: bool  # task.toml environment.docker_image; else the operator's name for environment/Dockerfile
+
+
+def task_image_detail(image: str, origin: ImageOrigin | None, reason: str) -> str:
+    """Why a task image did not start, and what provides it (docs/task-images.md): the operator
+    never builds task images, so an image named after environment/Dockerfile must be built and
+    pushed by the user; a pinned docker_image may need pull credentials."""
+    if origin is None:
+        return f"spec.taskImageRegistry: {image}: {reason}"
+    tasks = ", ".join(origin.tasks[:3]) + (f" and {len(origin.tasks) - 3} more" if len(origin.tasks) > 3 else "")
+    if origin.pinned:
+        return (f"task {tasks}: environment.docker_image {image}: {reason} "
+                "(a private registry needs spec.imagePullSecrets)")
+    return (f"task {tasks}: {image} (its environment/Dockerfile, which the operator does not build): {reason}; "
+            "build and push it (`buzzctl dataset images` lists each) or set spec.taskImageRegistry")
+
+
 def missing_endpoint_keys(wanted: dict[str, str], stored_keys: Iterable[str]) -> list[str]:
     """`wanted` maps api_key_env -> endpoint; the env names the Secret lacks, sorted."""
     have = set(stored_keys)

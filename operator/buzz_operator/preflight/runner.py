@@ -82,6 +82,30 @@ def image_field(detail: str, stack: str = "spec.stack") -> str:
         container, TASK_IMAGE_FIELD)
 
 
+def failed_image_detail(message: str, reason: str, spec: BuzzSweepSpec, task_images: Sequence[str],
+                        origins: Mapping[str, checks.ImageOrigin]) -> str:
+    """The images check's detail for a canary that did not start (``message`` is kube.pods'
+    `<container>: <waiting reason>: <text>`): a task image's failure names its tasks."""
+    container = message.split(":", 1)[0].strip()
+    started = canary.started_images(task_images)
+    index = 0 if container == canary.TASK_CONTAINER else (
+        int(container.removeprefix("image-")) if container.removeprefix("image-").isdigit() else None)
+    if index is None or index >= len(started):
+        return f"{image_field(message, stack_field(spec))}: {reason}: {message}"[:200]
+    image = started[index]
+    return checks.task_image_detail(image, origins.get(image), f"{reason}: {message}")[:checks.DETAIL_MAX]
+
+
+def image_origins(tasks: Sequence[Task], registry: str, dataset: str) -> dict[str, checks.ImageOrigin]:
+    named: dict[str, list[str]] = {}
+    pinned: dict[str, bool] = {}
+    for task in tasks:
+        image = task.image_ref(registry, dataset)
+        named.setdefault(image, []).append(task.name)
+        pinned[image] = task.config.environment.docker_image is not None
+    return {image: checks.ImageOrigin(tuple(names), pinned[image]) for image, names in named.items()}
+
+
 def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:200]
 
@@ -197,6 +221,21 @@ async def check_endpoint_secrets(kube: Kube, namespace: str, spec: BuzzSweepSpec
     return passed(checks.ENDPOINT_SECRETS, f"{len(wanted)} key(s) present")
 
 
+async def pull_secret_problem(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> str | None:
+    """checks.pull_secret_problem on the Secrets spec.imagePullSecrets names (read, never their data)."""
+    types: list[tuple[str, str | None]] = []
+    for ref in spec.image_pull_secrets or []:
+        try:
+            secret = await kube.core.read_namespaced_secret(ref.name, namespace)
+        except ApiException as error:
+            if error.status != 404:
+                return f"spec.imagePullSecrets: Secret {ref.name} cannot be read (HTTP {error.status})"
+            types.append((ref.name, None))
+            continue
+        types.append((ref.name, secret.type or "Opaque"))
+    return checks.pull_secret_problem(types)
+
+
 async def _sh(kube: Kube, namespace: str, pod: str, script: str, timeout_s: float) -> kexec.ExecResult:
     return await kexec.run(kube, namespace, pod, canary.TASK_CONTAINER, script, timeout_s=timeout_s)
 
@@ -255,7 +294,7 @@ async def _egress_checks(kube: Kube, namespace: str, pod: str, targets: Mapping[
 async def check_canary(
     kube: Kube, namespace: str, sweep: str, sweep_uid: str, spec: BuzzSweepSpec, task_images: Sequence[str],
     stack: StackSource, operator_image: str, *, targets: Mapping[str, tuple[str, int]] | None = None,
-    network: str = "public",
+    network: str = "public", origins: Mapping[str, checks.ImageOrigin] | None = None,
 ) -> list[CheckResult]:
     """The canary's checks, in ORDER from images on. ``targets`` are what the agents phase must
     reach (agent_targets); ``network`` is the grading network of the task whose image the
@@ -285,7 +324,7 @@ async def check_canary(
             why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
             return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
         if not state.ready:
-            why = f"{image_field(state.message, stack_field(spec))}: {state.reason}: {state.message}"[:200]
+            why = failed_image_detail(state.message, state.reason or "", spec, task_images, origins or {})
             return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
         found = {checks.IMAGES: passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task "
                                                       f"image(s) start")}
@@ -331,11 +370,16 @@ async def run_checks(
                await check_endpoint_secrets(kube, namespace, spec, manifest)]
     if checks.first_failure(results) is not None:  # the sweep stops anyway: spend no canary on it
         return results + [skipped(name, "an earlier check failed") for name in checks.ORDER[len(results):]]
+    if problem := await pull_secret_problem(kube, namespace, spec):
+        unseen = checks.ORDER[len(results) + 1:]
+        return [*results, failed(checks.IMAGES, problem),
+                *(cannot_see(name, "no canary without its pull Secrets") for name in unseen)]
     images = [t.image_ref(spec.task_image_registry, dataset) for t in tasks]
     targets = await agent_targets(kube, namespace, spec, manifest, target)
     results += await check_canary(kube, namespace, sweep, uid, spec, images,
                                   spec.stack_source(stack), spec.operator_image or operator_image,
-                                  targets=targets, network=grading_network(tasks[0].config))
+                                  targets=targets, network=grading_network(tasks[0].config),
+                                  origins=image_origins(tasks, spec.task_image_registry, dataset))
     return results
 
 

@@ -63,6 +63,7 @@ def build_trial_spec(
         stack=sweep.stack_source(default_stack),
         operator_image=sweep.operator_image or default_operator_image,
         image_pull_policy=sweep.image_pull_policy,
+        image_pull_secrets=sweep.image_pull_secrets,
         runtime_class_name=sweep.runtime_class_name,
         endpoints=roster_endpoints(manifest),
         resources=trial_resources(task, manifest, sweep.cpu_request_fraction),

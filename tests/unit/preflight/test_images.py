@@ -1,0 +1,52 @@
+"""The images check says what to fix: a missing or wrong pull Secret by its spec entry, a task
+image that does not start by the tasks that run it and by what provides it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.dataset import load_task
+from buzz_operator.preflight import checks
+from buzz_operator.preflight.runner import failed_image_detail, image_origins
+
+from tests.support.corpus import load_corpus
+from tests.unit.dataset.task_factory import make_task
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_pull_secrets_named_by_their_entry() -> None:
+    assert checks.pull_secret_problem([]) is None
+    assert checks.pull_secret_problem([("regcred", "kubernetes.io/dockerconfigjson"),
+                                       ("old", "kubernetes.io/dockercfg")]) is None
+    assert checks.pull_secret_problem([("regcred", "kubernetes.io/dockerconfigjson"), ("gone", None)]) == (
+        "spec.imagePullSecrets[1].name: Secret gone not found in the sweep's namespace")
+    assert checks.pull_secret_problem([("keys", "Opaque")]) == (
+        "spec.imagePullSecrets[0].name: Secret keys is of type Opaque, not kubernetes.io/dockerconfigjson")
+
+
+@pytest.fixture
+def spec() -> BuzzSweepSpec:
+    return BuzzSweepSpec.model_validate(load_corpus().good_body(ROOT, store_url="file:///tmp/store")["spec"])
+
+
+def test_task_image_failures_name_tasks_and_provider(spec: BuzzSweepSpec, tmp_path: Path) -> None:
+    private = '[environment]\ndocker_image = "ghcr.io/org/private:1"\n'
+    tasks = [load_task(make_task(tmp_path, "alpha")),
+             *(load_task(make_task(tmp_path, name, dockerfile=None, toml=private)) for name in ("beta", "gamma"))]
+    origins = image_origins(tasks, "registry.example/tasks", "tb")
+    images = [t.image_ref("registry.example/tasks", "tb") for t in tasks]
+    # beta and gamma pin one image: the canary starts it once and a failure names both
+    assert images[1] == images[2] == "ghcr.io/org/private:1" and origins[images[1]].tasks == ("beta", "gamma")
+    first = failed_image_detail("task: ErrImagePull: not found", "ImagePullFailed", spec, images, origins)
+    assert first.startswith(f"task alpha: {images[0]} (its environment/Dockerfile, which the operator "
+                            "does not build): ImagePullFailed: task: ErrImagePull: not found")
+    assert "buzzctl dataset images" in first
+    second = failed_image_detail("image-1: ImagePullBackOff: 401", "ImagePullFailed", spec, images, origins)
+    assert second.startswith("task beta, gamma: environment.docker_image ghcr.io/org/private:1: ImagePullFailed")
+    assert "spec.imagePullSecrets" in second
+    # not a task container: the field the image comes from, as before
+    stack = failed_image_detail("stack: ErrImageNeverPull: x", "ImagePullFailed", spec, images, origins)
+    assert stack.startswith("spec.stack: ImagePullFailed")

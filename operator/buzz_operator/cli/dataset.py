@@ -1,4 +1,5 @@
-"""buzzctl dataset — push a task directory set to the object store, list what is there.
+"""buzzctl dataset — push a task directory set to the object store, list what is there, and
+say which image each task runs (`images`).
 
 ``push DIR --name N`` checks every task with the dataset room (task.toml, instruction,
 tests/, environment/) and uploads it to ``datasets/<N>/<task>/`` in the store, which is what
@@ -16,10 +17,11 @@ from typing import Annotated, Any
 
 import typer
 
+from buzz_operator.api.sweep import DEFAULT_TASK_IMAGE_REGISTRY
 from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import STORE_ENV, guarded, store_for
-from buzz_operator.dataset import TaskError, load_dataset
+from buzz_operator.dataset import Task, TaskError, load_dataset
 from buzz_operator.storage import validate_prefix
 
 DATASETS = "datasets"
@@ -93,6 +95,50 @@ def list_datasets(store: StoreRequired, output: OutputOption = Format.TABLE) -> 
          + [[d["name"], d["prefix"], " ".join(d["tasks"])] for d in document])  # fmt: skip
 
 
+@app.command("images", epilog=EXIT_CODES_HELP)
+def images(
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="A task directory or a directory of tasks.")
+    ],
+    name: Annotated[str, typer.Option("--name", help="The dataset's name as the sweep sees it: builtin, the "
+                                                     "ConfigMap's name, or the last segment of the prefix.")],
+    registry: Annotated[str, typer.Option("--registry", help="The sweep's spec.taskImageRegistry.")] = (
+        DEFAULT_TASK_IMAGE_REGISTRY),
+    output: OutputOption = Format.TABLE,
+) -> None:
+    """The image each task's trials run, and what provides it (docs/task-images.md).
+
+    The operator builds no image: a task's `environment.docker_image` is pulled as it is; a task
+    with only `environment/Dockerfile` runs `<registry>/<dataset>-<task>:<digest of environment/>`,
+    which you build from the context shown and push before the sweep starts.
+    """
+    try:
+        tasks = load_dataset(directory)
+        rows = [_image_row(task, registry, name) for task in tasks]
+    except TaskError as error:
+        fail(str(error))
+    if not rows:
+        fail(f"DIR: no task directories under {directory}")
+
+    def table(console: Any) -> None:
+        for row in rows:
+            built = f"build {row['context']}" if row["provided_by"] == BUILT else "pull as named in task.toml"
+            console.print(f"{row['task']:<28} {row['image']}  ({built})")
+
+    emit(rows, output, table=table, csv_rows=[["task", "image", "provided_by", "context"]]
+         + [[r["task"], r["image"], r["provided_by"], r["context"] or ""] for r in rows])  # fmt: skip
+
+
+PINNED, BUILT = "environment.docker_image", "environment/Dockerfile"
+
+
+def _image_row(task: Task, registry: str, dataset: str) -> dict[str, Any]:
+    pinned = task.config.environment.docker_image is not None
+    return {"task": task.name, "image": task.image_ref(registry, dataset),
+            "provided_by": PINNED if pinned else BUILT,
+            "context": None if pinned else str(task.environment_dir.resolve())}
+
+
 @app.callback()
 def _group() -> None:
-    """Datasets in the object store: push, list."""
+    """Datasets: push to and list the object store; the images a dataset's trials run."""

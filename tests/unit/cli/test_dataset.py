@@ -47,3 +47,32 @@ def test_invalid_dataset_and_name(runner: CliRunner, tmp_path: Path) -> None:
         runner.invoke(app, ["dataset", "push", str(TASKS), "--name", "a/b", "--store", store]).exit_code == 1
     )
     assert runner.invoke(app, ["dataset", "list", "--store", store]).stdout.startswith("no datasets")
+
+
+def test_images_names_what_provides_each(runner: CliRunner, tmp_path: Path) -> None:
+    pinned = tmp_path / "tb" / "pinned-task"
+    (pinned / "tests").mkdir(parents=True)
+    (pinned / "instruction.md").write_text("do it\n")
+    (pinned / "tests" / "test.sh").write_text("exit 0\n")
+    (pinned / "task.toml").write_text('[environment]\ndocker_image = "ghcr.io/org/tb-pinned:1.0"\n')
+    result = runner.invoke(app, ["dataset", "images", str(TASKS), "--name", "builtin", "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    rows = {row["task"]: row for row in json.loads(result.stdout)}
+    hello = rows["hello-file"]
+    assert hello["provided_by"] == "environment/Dockerfile"
+    assert hello["context"] == str((TASKS / "hello-file" / "environment").resolve())
+    assert hello["image"].startswith("docker.io/buzz-tasks/builtin-hello-file:")
+    other = runner.invoke(app, ["dataset", "images", str(tmp_path / "tb"), "--name", "tb",
+                                "--registry", "registry.example/x", "-o", "json"])
+    (row,) = json.loads(other.stdout)
+    assert row == {"task": "pinned-task", "image": "ghcr.io/org/tb-pinned:1.0",
+                   "provided_by": "environment.docker_image", "context": None}
+
+
+def test_images_refuses_a_bad_task(runner: CliRunner, tmp_path: Path) -> None:
+    broken = tmp_path / "broken" / "t1"
+    (broken / "tests").mkdir(parents=True)
+    (broken / "instruction.md").write_text("x\n")
+    (broken / "task.toml").write_text("[environment]\n")
+    result = runner.invoke(app, ["dataset", "images", str(tmp_path / "broken"), "--name", "b"])
+    assert result.exit_code == 1 and "environment/Dockerfile" in result.stderr

@@ -48,7 +48,10 @@ def _exactly_one(model: SpecModel, fields: tuple[str, ...]) -> None:
 # CEL rule so the two cannot drift apart.
 CONDITION_SOURCES = ("inline", "config_map_ref")
 ENDPOINTS_SOURCES = ("config", "config_map_ref")
-DATASET_SOURCES = ("builtin", "config_map_ref", "object_store")
+DATASET_SOURCES = ("builtin", "config_map_ref", "object_store", "registry", "package")
+REGISTRY_SOURCES = ("url", "config_map_ref")
+DEFAULT_REGISTRY_KEY = "registry.json"
+DEFAULT_GIT_BASE = "https://github.com"
 # S3 object keys are at most 1024 bytes, so no longer prefix can name tasks; the bound also
 # keeps the CEL rule on it cheap (see api.rules).
 MAX_PREFIX_LENGTH = 1024
@@ -149,8 +152,87 @@ class ObjectStoreDataset(SpecModel):
         return prefix
 
 
+class RegistryConfigMapRef(SpecModel):
+    """A ConfigMap key holding a Harbor registry.json."""
+
+    name: str = Field(min_length=1, max_length=253, description="Name of the ConfigMap in this namespace.")
+    key: str = Field(DEFAULT_REGISTRY_KEY, min_length=1, description="Key holding the registry.json.")
+
+
+class RegistryDataset(
+    SpecModel, json_schema_extra=validations(exactly_one("spec.dataset.registry", REGISTRY_SOURCES))
+):
+    """A dataset of a Harbor registry.json (Harbor 0.25.0's format: a JSON list of
+    {name, version, description, tasks: [{name, git_url, git_commit_id, path}], metrics}), its
+    task folders fetched from each task's git origin at the pinned commit (docs/harbor.md)."""
+
+    name: str = Field(
+        min_length=1,
+        max_length=253,
+        pattern=r"^[^@\s]+(@[^@\s]+)?$",
+        description=(
+            "name@version of a dataset in the registry. Without @version Harbor's choice: 'head' if "
+            "listed, else the highest PEP 440 version, else the lexically last."
+        ),
+    )
+    url: str | None = Field(
+        None,
+        max_length=2048,
+        pattern=r"^https?://[^\s]+$",
+        description="http(s) URL of the registry.json (e.g. a raw file of a git repository).",
+    )
+    config_map_ref: RegistryConfigMapRef | None = Field(
+        None, description="A ConfigMap key holding the registry.json."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RegistryDataset:
+        _exactly_one(self, REGISTRY_SOURCES)
+        return self
+
+
+class PackageDataset(SpecModel):
+    """A git repository named org/name[@ref], read as Harbor's `--repo` form: its tasks/ folder
+    of task folders, or a dataset of its registry.json. Harbor Hub packages (Harbor's hosted
+    database, content-hash refs) are not supported: the operator resolves names through git only."""
+
+    name: str = Field(
+        min_length=3,
+        max_length=253,
+        pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(@[^@\s]+)?$",
+        description="org/name[@branch|tag|commit] of the repository at gitBase; without @ref its HEAD.",
+    )
+    git_base: str = Field(
+        DEFAULT_GIT_BASE,
+        max_length=2048,
+        pattern=r"^https?://[^\s]+$",
+        description="Where org/name lives: the repository is <gitBase>/<org>/<name>.git (smart HTTP).",
+    )
+    path: str = Field(
+        "tasks",
+        min_length=1,
+        max_length=MAX_PREFIX_LENGTH,
+        pattern=r"^[^/]",
+        description="Folder of the repository whose subfolders with a task.toml are the tasks ('.' the root).",
+    )
+    dataset: str | None = Field(
+        None,
+        min_length=1,
+        max_length=253,
+        pattern=r"^[^@/\s]+(@[^@\s]+)?$",
+        description="Instead of the folder: name[@version] of a dataset in the repository's registry.json.",
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_repository(cls, path: str) -> str:
+        if ".." in path.split("/"):
+            raise ValueError("must not contain '..' segments")
+        return path
+
+
 class DatasetSource(SpecModel, json_schema_extra=validations(exactly_one("spec.dataset", DATASET_SOURCES))):
-    """Which tasks to run: exactly one of builtin, configMapRef or objectStore."""
+    """Which tasks to run: exactly one of builtin, configMapRef, objectStore, registry or package."""
 
     builtin: BuiltinDataset | None = Field(
         None, description="Use the suite shipped in the operator image: {}."
@@ -159,6 +241,12 @@ class DatasetSource(SpecModel, json_schema_extra=validations(exactly_one("spec.d
         None, description="A ConfigMap holding small task directories (files keyed by path, '/' as '__')."
     )
     object_store: ObjectStoreDataset | None = Field(None, description="Task directories in object storage.")
+    registry: RegistryDataset | None = Field(
+        None, description="name@version of a Harbor registry.json (by URL or ConfigMap), fetched from git."
+    )
+    package: PackageDataset | None = Field(
+        None, description="A git repository org/name[@ref] in Harbor's --repo form (not Harbor Hub)."
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetSource:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from buzz_operator.ledger.harbor_result import AGENT_NAME
@@ -45,6 +46,19 @@ def task_config(task: str, source: str | None) -> dict[str, Any]:
     return {"path": task, "source": source}
 
 
+def task_name(entry: Mapping[str, Any]) -> str:
+    """The task a ``TaskConfig`` names, as Harbor's task ids name it: a local task by its path,
+    a git task by its path's last segment (``GitTaskId.get_name``)."""
+    return PurePosixPath(str(entry.get("path") or "")).name
+
+
+def task_id(entry: Mapping[str, Any], task: str) -> dict[str, Any]:
+    """result.json ``task_id``: Harbor's ``GitTaskId`` for a git task, else its ``LocalTaskId``."""
+    if entry.get("git_url"):
+        return {"git_url": entry["git_url"], "git_commit_id": entry.get("git_commit_id"), "path": entry.get("path")}
+    return {"path": task}
+
+
 def sweep_job_config(
     *,
     name: str,
@@ -54,8 +68,11 @@ def sweep_job_config(
     condition_hash: str | None,
     dataset: str | None,
     tasks: Iterable[str],
+    origins: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The sweep's ``config.json``: a Harbor ``JobConfig`` listing its tasks explicitly.
+    """The sweep's ``config.json``: a Harbor ``JobConfig`` listing its tasks explicitly; a task
+    fetched from git (``origins``, by task name) is Harbor's git task
+    ``{path, git_url, git_commit_id, source}``, as Harbor's registry and repo clients list it.
 
     No ``datasets`` entry: Harbor reads ``{"name": "builtin"}`` as a dataset to fetch from its
     registry, and none of the project's sources (builtin, ConfigMap, object-store prefix) is one.
@@ -70,7 +87,7 @@ def sweep_job_config(
         "n_concurrent_trials": int(spec.get("parallelism") or DEFAULT_PARALLELISM),
         "agents": [agent_config(condition or "", condition_hash or "")],
         "datasets": [],
-        "tasks": [task_config(task, dataset) for task in names],
+        "tasks": [dict(origins[task]) if task in (origins or {}) else task_config(task, dataset) for task in names],
         "namespace": namespace,
         "buzz_dataset": {"name": dataset, "tasks": names},
         "spec": dict(spec),
@@ -95,7 +112,7 @@ def trial_config(
     # a Harbor AgentConfig names its import path; the older sweep config.json's agent entry did not
     agents = [a for a in job.get("agents") or [] if isinstance(a, Mapping) and a.get("import_path")]
     agent = dict(agents[0]) if agents else agent_config(condition, condition_hash)
-    entries = [t for t in job.get("tasks") or [] if isinstance(t, Mapping) and t.get("path") == task]
+    entries = [t for t in job.get("tasks") or [] if isinstance(t, Mapping) and task_name(t) == task]
     multiplier = job.get("timeout_multiplier")
     config: dict[str, Any] = {
         "task": dict(entries[0]) if entries else task_config(task, None),

@@ -43,10 +43,14 @@ def sweep_lock(
     stack: StackSource,
     stack_digests: StackDigests | None,
     operator_image: str,
+    origins: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``stack_digests`` is what the preflight canary read (None when it could not start: the
-    lock then records the image and layout only, and each trial's result.json its own digests)."""
-    return {
+    lock then records the image and layout only, and each trial's result.json its own digests).
+    ``origins`` are the git origins of a registry or package dataset's tasks (Harbor TaskConfigs
+    by task name), recorded so that config.json names them as Harbor would; the task digests,
+    not the origins, decide whether a sweep may resume."""
+    lock = {
         "version": LOCK_VERSION,
         "condition": manifest.condition,
         "conditionHash": manifest.sha256,
@@ -60,6 +64,9 @@ def sweep_lock(
         },
         "stack": stack_record(stack, stack_digests),
     }
+    if origins:
+        lock["origins"] = {name: dict(origins[name]) for name in sorted(origins)}
+    return lock
 
 
 def _stack_drift(old: Any, new: Any) -> list[str]:
@@ -133,4 +140,5 @@ def sweep_config(name: str, namespace: str, spec: Mapping[str, Any], lock: Mappi
     return sweep_job_config(
         name=name, namespace=namespace, spec=spec, condition=lock.get("condition"),
         condition_hash=lock.get("conditionHash"), dataset=lock.get("dataset"), tasks=lock.get("tasks") or {},
+        origins=lock.get("origins") or {},
     )

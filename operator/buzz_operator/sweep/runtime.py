@@ -124,7 +124,7 @@ async def reconcile(
         condition = await inputs.load_condition(kube, namespace, spec)
         await inputs.load_endpoints(kube, namespace, spec, condition.manifest)
         store = await inputs.open_sweep_store(kube, namespace, spec)
-        dataset, tasks = await runtime_dataset.load_tasks(kube, namespace, spec, store)
+        dataset, tasks, origins = await runtime_dataset.load_source(kube, namespace, spec, store)
     except inputs.InputError as error:
         return _invalid(previous, str(error), mine, now, generation)
     manifest = condition.manifest
@@ -149,7 +149,7 @@ async def reconcile(
         manifest=manifest, dataset=dataset, tasks=tasks,
         task_images={t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks},
         stack=stack, stack_digests=preflight.stack if preflight is not None else None,
-        operator_image=spec.operator_image or settings.operator_image,
+        operator_image=spec.operator_image or settings.operator_image, origins=origins,
     )
     digest = runtime_store.lock_digest(lock)
     if previous.lock_digest != digest:

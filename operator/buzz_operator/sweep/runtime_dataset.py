@@ -1,6 +1,7 @@
 """A sweep's dataset on local disk, whatever its source: the builtin suite shipped in the
-operator image, a ConfigMap of small task directories, or a prefix in the sweep's object store
-(where `buzzctl dataset push` puts one). The task loader (dataset room) then reads it as it reads
+operator image, a ConfigMap of small task directories, a prefix in the sweep's object store
+(where `buzzctl dataset push` puts one), or Harbor's registry and git-repository forms
+(sweep/runtime_registry.py). The task loader (dataset room) then reads it as it reads
 any Harbor task directory.
 
 Materialised copies are content-addressed (ConfigMap) or keyed by the listing (object store),
@@ -18,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.dataset import TaskError, builtin_dataset_path, load_dataset
@@ -25,6 +27,7 @@ from buzz_operator.dataset.task import Task
 from buzz_operator.kube.client import Kube
 from buzz_operator.storage import ObjectStore, StorageError
 from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.sweep import runtime_registry
 
 CACHE_ENV = "BUZZ_DATASET_CACHE"
 CONFIG_MAP_SEPARATOR = "__"
@@ -112,7 +115,17 @@ def _dataset_name(prefix: str) -> str:
 async def load_tasks(kube: Kube, namespace: str, spec: BuzzSweepSpec, store: ObjectStore) -> tuple[str, list[Task]]:
     """(dataset name, tasks after include/exclude). The name goes into task image references
     (<registry>/<dataset>-<task>:<digest>) and lock.json."""
+    name, tasks, _ = await load_source(kube, namespace, spec, store)
+    return name, tasks
+
+
+async def load_source(
+    kube: Kube, namespace: str, spec: BuzzSweepSpec, store: ObjectStore
+) -> tuple[str, list[Task], dict[str, dict[str, Any]]]:
+    """As load_tasks, and each git-fetched task's Harbor TaskConfig by task name (registry and
+    package datasets; empty for the others), which the sweep's config.json records."""
     source, root = spec.dataset, cache_root()
+    origins: dict[str, dict[str, Any]] = {}
     try:
         if source.builtin is not None:
             name, path = "builtin", builtin_dataset_path()
@@ -120,6 +133,11 @@ async def load_tasks(kube: Kube, namespace: str, spec: BuzzSweepSpec, store: Obj
             name = source.config_map_ref.name
             data = await inputs.config_map(kube, namespace, name, "spec.dataset.configMapRef")
             path = await asyncio.to_thread(materialize_config_map, data, root)
+        elif source.registry is not None or source.package is not None:
+            fetched = (await runtime_registry.load_registry(kube, namespace, source.registry, root)
+                       if source.registry is not None else
+                       await runtime_registry.load_package(source.package, root))  # type: ignore[arg-type]
+            name, path, origins = fetched.name, fetched.path, fetched.origins
         else:
             assert source.object_store is not None  # the model guarantees exactly one source
             prefix = source.object_store.prefix.strip("/")
@@ -129,4 +147,4 @@ async def load_tasks(kube: Kube, namespace: str, spec: BuzzSweepSpec, store: Obj
         raise inputs.InputError("spec.dataset", str(exc)) from exc
     if not tasks:
         raise inputs.InputError("spec.include", "no task of the dataset matches include/exclude")
-    return name, tasks
+    return name, tasks, {task.name: origins[task.name] for task in tasks if task.name in origins}

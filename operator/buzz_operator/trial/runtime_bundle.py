@@ -34,6 +34,7 @@ from buzz_operator.ledger import (
     trial_timing,
     write_bundle,
 )
+from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.relay import tenant
@@ -173,9 +174,9 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         stack=stack,
     )
     return build_trial_result(
-        trial_uuid=ctx.uid, task_name=ctx.task.name, trial_name=ctx.name,
+        trial_uuid=ctx.uid, task_name=ctx.task.harbor_name, trial_name=ctx.name,
         trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),
-        task_id={"path": ctx.task.name}, source=config["task"].get("source"), task_checksum=ctx.spec.task_digest,
+        task_id=harbor_task_id(config["task"], ctx.task.name), source=config["task"].get("source"), task_checksum=ctx.spec.task_digest,
         config=config,
         model_info=orchestrator_model_info(ctx.manifest.roster, {n: e.provider for n, e in ctx.endpoints.items()}),
         agent_result=agent_result(accounting, metadata),

@@ -95,6 +95,7 @@ def _quarantine(prefix: str) -> Callable[[Body], None]:
 CONDITION = "BuzzSweep:spec.condition[0]"
 ENDPOINTS = "BuzzSweep:spec.endpoints[0]"
 DATASET = "BuzzSweep:spec.dataset[0]"
+REGISTRY = "BuzzSweep:spec.dataset.registry[0]"
 PREFIX = "BuzzSweep:spec.dataset.objectStore.prefix[0]"
 QUARANTINE = "BuzzSweep:spec.storage.quarantinePrefix[0]"
 SWEEP_RETRY = "BuzzSweep:spec.retry[0]"
@@ -163,6 +164,14 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("dataset-builtin", DATASET, False, _set("spec", "dataset", value={"builtin": {}})),
     Sample("dataset-configmap", DATASET, False, _set("spec", "dataset", value={"configMapRef": {"name": "tasks"}})),
     Sample("dataset-object-store", DATASET, False, _prefix("tasks/v1")),
+    Sample("dataset-package", DATASET, False, _set("spec", "dataset", value={"package": {"name": "org/ds@v1"}})),
+    Sample("registry-no-source", REGISTRY, True, _set("spec", "dataset", value={"registry": {"name": "tb@1"}})),
+    Sample("registry-two-sources", REGISTRY, True, _set("spec", "dataset", value={"registry": {
+        "name": "tb@1", "url": "https://r.example/registry.json", "configMapRef": {"name": "r"}}})),
+    Sample("registry-url", REGISTRY, False, _set("spec", "dataset", value={"registry": {
+        "name": "tb@1", "url": "https://r.example/registry.json"}})),
+    Sample("registry-configmap", REGISTRY, False, _set("spec", "dataset", value={"registry": {
+        "name": "tb", "configMapRef": {"name": "r"}}})),
     Sample("prefix-parent-inside", PREFIX, True, _prefix("tasks/../../etc")),
     Sample("prefix-parent-alone", PREFIX, True, _prefix("..")),
     Sample("prefix-parent-first", PREFIX, True, _prefix("../etc")),

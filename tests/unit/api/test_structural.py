@@ -88,7 +88,7 @@ def test_sweep_spec_schema_carries_defaults_bounds_and_rules() -> None:
         "message": "spec.condition needs exactly one of inline, configMapRef",
     }]
     assert props["dataset"]["x-kubernetes-validations"][0]["message"] == (
-        "spec.dataset needs exactly one of builtin, configMapRef, objectStore"
+        "spec.dataset needs exactly one of builtin, configMapRef, objectStore, registry, package"
     )
     inline = props["condition"]["properties"]["inline"]
     assert inline["x-kubernetes-preserve-unknown-fields"] is True

@@ -90,7 +90,7 @@ def test_round_trip_through_the_api_shape() -> None:
             {"inline": {"condition": "x"}, "configMapRef": {"name": "y"}},
             "spec.condition: needs exactly one of inline, configMapRef (found: inline, configMapRef)",
         ),
-        ("dataset", {}, "spec.dataset: needs exactly one of builtin, configMapRef, objectStore"),
+        ("dataset", {}, "spec.dataset: needs exactly one of builtin, configMapRef, objectStore, registry, package"),
         (
             "dataset",
             {"objectStore": {"prefix": "tasks/../../etc"}},

@@ -21,10 +21,11 @@ from typing import Any, NoReturn
 import kopf
 
 from buzz_operator.api import escapes, labels
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import GROUP, SWEEPS, TRIALS, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
+from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.observability import events, logs, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
@@ -37,12 +38,10 @@ from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
 
-SWEEPS, TRIALS = "buzzsweeps", "buzztrials"
 FINALIZER = f"{GROUP}/finalizer"
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
 REGRADE_INTERVAL_S = float(os.environ.get("BUZZ_REGRADE_INTERVAL_S", "5"))
 JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))
-MERGE = "application/merge-patch+json"
 log = logging.getLogger(__name__)
 
 
@@ -137,18 +136,20 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     logs.CURRENT.set((str(body.spec.get("sweepName", "")), name))
-    if status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries:
-        events.post(_plain(body), [events.admitted(body.spec)])
+    # a trial's first write announces it (status first, then metrics and Events, as every write)
+    fresh = status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries
     latest = status.to_api()  # what the escape path patches: the last status this daemon wrote
 
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
-        nonlocal latest
+        nonlocal latest, fresh
         patch = status_patch(old, new)
         patch = escapes.with_recovery(latest, patch, _now(), generation=body.metadata.get("generation"))
         await _patch_status(memo, body, TRIALS, patch)
         latest = {**new.to_api(), **({"conditions": patch["conditions"]} if "conditions" in patch else {})}
         metrics.phase_change(old, new, namespace=namespace, condition_hash=body.spec.get("conditionHash"))
-        events.post(_plain(body), events.trial_events(old, new))
+        announced = [events.admitted(body.spec)] if fresh else []
+        fresh = False
+        events.post(_plain(body), [*announced, *events.trial_events(old, new)])
 
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
@@ -175,6 +176,7 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         await _patch_status(memo, body, TRIALS, patch)
     except Exception as error:
         await _escaped(memo, body, TRIALS, "regrade", error)
+    events.post(_plain(body), events.regraded(status, new))
 
 
 @kopf.on.delete(GROUP, VERSION, TRIALS)
@@ -194,8 +196,7 @@ async def release_trial(body: kopf.Body, memo: kopf.Memo, logger: logging.Logger
 
 async def _patch_status(memo: kopf.Memo, body: Mapping[str, Any], plural: str, patch: Mapping[str, Any]) -> None:
     meta = body["metadata"]
-    await memo.kube.custom.patch_namespaced_custom_object_status(
-        GROUP, VERSION, meta["namespace"], plural, meta["name"], {"status": patch}, _content_type=MERGE)
+    await resources.patch_status(memo.kube, plural, meta["namespace"], meta["name"], patch)
 
 
 async def _escaped(

@@ -18,6 +18,10 @@ from pydantic.alias_generators import to_camel
 GROUP = "bench.buzz.dev"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
+# The resources' plural names, as the API server's paths and RBAC rules spell them (crdgen
+# derives the same from the kinds; a unit test holds them equal).
+SWEEPS = "buzzsweeps"
+TRIALS = "buzztrials"
 
 
 def _rfc3339(moment: datetime) -> str:

@@ -7,10 +7,11 @@ from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.cli.cluster import SWEEPS, with_kube
+from buzz_operator.api.common import GROUP, SWEEPS
+from buzz_operator.cli.cluster import with_kube
 from buzz_operator.cli.exits import fail
 from buzz_operator.cli.sweep_new import SweepObjects
+from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 
 CONFLICT = 409
@@ -43,15 +44,13 @@ async def apply_objects(namespace: str, objects: SweepObjects) -> list[str]:
         lines.append(f"secret/{objects.secret['metadata']['name']} {verb}")
         name = objects.sweep["metadata"]["name"]
         try:
-            await kube.custom.create_namespaced_custom_object(
-                GROUP, VERSION, namespace, SWEEPS, objects.sweep
-            )
+            created = await resources.create(kube, SWEEPS, namespace, objects.sweep)
         except ApiException as error:
-            if error.status == CONFLICT:
-                fail(f"BuzzSweep {name!r} already exists in namespace {namespace!r}")
             if error.status == 422:
                 fail(f"BuzzSweep {name!r} refused by the API server: {error.body}")
             raise
+        if not created:
+            fail(f"BuzzSweep {name!r} already exists in namespace {namespace!r}")
         lines.append(f"buzzsweep.{GROUP}/{name} created")
         return lines
 

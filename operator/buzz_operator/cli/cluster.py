@@ -13,14 +13,13 @@ from typing import Any, TypeVar
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import ConfigException
 
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import SWEEP
 from buzz_operator.cli.exits import fail, unreachable
+from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.sweep.runtime_inputs import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
 
-SWEEPS = "buzzsweeps"
-TRIALS = "buzztrials"
 # A CLI must not hang on a dead API server: every request gets this long
 REQUEST_TIMEOUT = 15.0
 
@@ -43,32 +42,19 @@ async def with_kube(work: Callable[[Kube], Awaitable[T]]) -> T:
 
 
 async def get_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
-    try:
-        return await kube.custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, SWEEPS, name, _request_timeout=REQUEST_TIMEOUT
-        )
-    except ApiException as error:
-        if error.status == 404:
-            fail(f"no BuzzSweep {name!r} in namespace {namespace!r}")
-        raise
+    sweep = await resources.get(kube, SWEEPS, namespace, name, timeout_s=REQUEST_TIMEOUT)
+    if sweep is None:
+        fail(f"no BuzzSweep {name!r} in namespace {namespace!r}")
+    return sweep
 
 
 async def list_trials(kube: Kube, namespace: str, sweep: str) -> list[dict[str, Any]]:
-    listed = await kube.custom.list_namespaced_custom_object(
-        GROUP, VERSION, namespace, TRIALS, label_selector=f"{SWEEP}={sweep}", _request_timeout=REQUEST_TIMEOUT
-    )
-    return list(listed.get("items") or [])
+    return await resources.list_objects(kube, TRIALS, namespace, selector=f"{SWEEP}={sweep}",
+                                        timeout_s=REQUEST_TIMEOUT)
 
 
 async def get_trial(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
-    try:
-        return await kube.custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, TRIALS, name, _request_timeout=REQUEST_TIMEOUT
-        )
-    except ApiException as error:
-        if error.status == 404:
-            return None
-        raise
+    return await resources.get(kube, TRIALS, namespace, name, timeout_s=REQUEST_TIMEOUT)
 
 
 async def pod_waiting_reason(kube: Kube, namespace: str, pod: str) -> str | None:

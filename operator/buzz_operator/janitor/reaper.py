@@ -17,13 +17,13 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from pydantic import ValidationError
 
 from buzz_operator.api import labels
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import TRIALS
 from buzz_operator.api.naming import label_value
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.janitor import orphans
 from buzz_operator.janitor.orphans import LiveTrial
-from buzz_operator.kube import objects
+from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay import tenant
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
@@ -34,7 +34,6 @@ from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.trial.state import RELEASED, is_terminal
 
 log = logging.getLogger(__name__)
-TRIALS = "buzztrials"
 OURS = f"{labels.MANAGED_BY}={labels.MANAGER},{labels.TRIAL}"
 
 
@@ -53,9 +52,7 @@ def _live(item: Mapping[str, Any]) -> LiveTrial:
 
 
 async def _trials(kube: Kube, namespace: str, selector: str | None = None) -> list[LiveTrial]:
-    listed = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS,
-                                                             label_selector=selector)
-    return [_live(item) for item in listed.get("items", [])]
+    return [_live(item) for item in await resources.list_objects(kube, TRIALS, namespace, selector=selector)]
 
 
 async def reap_objects(kube: Kube, namespace: str) -> tuple[list[str], list[str]]:

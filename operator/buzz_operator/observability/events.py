@@ -14,7 +14,7 @@ from typing import Any
 from buzz_operator.api.common import ConditionStatus
 from buzz_operator.api.conditions import find_condition
 from buzz_operator.api.escapes import Escape
-from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.api.trial import BuzzTrialStatus, Phase, RegradeResult
 from buzz_operator.observability.metrics import failures
 from buzz_operator.trial.secret_findings import SECRETS_FOUND
 
@@ -47,6 +47,23 @@ def escaped(escape: Escape) -> Event:
     """The Warning for an error that escaped a handler; its message is the condition's (scrubbed)."""
     retry = "retrying with backoff" if escape.retryable else f"fix {escape.field}; retrying with backoff"
     return Event(WARNING, escape.reason, _clip(f"{escape.message} ({retry})"))
+
+
+def regraded(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
+    """One event when a regrade's record is new: Normal when it regraded, Warning otherwise."""
+    record = new.regrade
+    if record is None or record == old.regrade:
+        return []
+    if record.result is RegradeResult.REGRADED:
+        return [Event(NORMAL, "Regraded", _clip(
+            f"generation {record.generation}: reward {_reward(record.previous_reward)} -> {_reward(new.reward)}"))]
+    reason = record.reason or ("NotRegradable" if record.result is RegradeResult.NOT_REGRADABLE else "RegradeFailed")
+    detail = f": {record.message}" if record.message else ""
+    return [Event(WARNING, reason, _clip(f"regrade for generation {record.generation} {record.result.value}{detail}"))]
+
+
+def _reward(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}"
 
 
 def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:

@@ -24,13 +24,13 @@ import asyncpg
 from kubernetes_asyncio.client.exceptions import ApiException
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import SWEEPS
 from buzz_operator.api.stack import StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus, PreflightStatus
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.dataset.task import Task
 from buzz_operator.kube import exec as kexec
-from buzz_operator.kube import objects
+from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.preflight import canary, checks, probe
@@ -55,8 +55,6 @@ from buzz_operator.trial.runtime_shell import (
 from buzz_operator.trial.stack_install import READ_MANIFEST
 
 log = logging.getLogger(__name__)
-SWEEPS = "buzzsweeps"
-MERGE = "application/merge-patch+json"
 CANARY_SCHEDULE_S = 180.0
 EXEC_S = 30.0
 VERIFIER_DEPS_EXEC_S = 2 * VERIFIER_DEPS_TIMEOUT_S + 30.0
@@ -399,9 +397,7 @@ async def gate(
                                stack=stack, operator_image=operator_image)
     status = checks.to_status(results, now)
     meta = body["metadata"]
-    await kube.custom.patch_namespaced_custom_object_status(
-        GROUP, VERSION, meta["namespace"], SWEEPS, meta["name"], {"status": {"preflight": status.to_api()}},
-        _content_type=MERGE)
+    await resources.patch_status(kube, SWEEPS, meta["namespace"], meta["name"], {"preflight": status.to_api()})
     verdicts = ", ".join(f"{r.name}={r.verdict.value}" for r in results)
     log.info("sweep %s/%s: preflight %s", meta["namespace"], meta["name"], verdicts)
     return status

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes_asyncio.client.exceptions import ApiException
 from pydantic import ValidationError
 
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
+from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
 from buzz_operator.preflight.runner import gate as preflight_gate
@@ -38,8 +38,6 @@ from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, tr
 from buzz_operator.trial.state import merge_patch
 
 log = logging.getLogger(__name__)
-TRIALS = "buzztrials"
-CONFLICT, NOT_FOUND = 409, 404
 # The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.
 DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
 
@@ -99,11 +97,8 @@ def validation_message(error: ValidationError) -> str:
 
 
 async def _create(kube: Kube, namespace: str, body: dict[str, Any]) -> None:
-    try:
-        await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, body)
-    except ApiException as exc:
-        if exc.status != CONFLICT:  # already created by an earlier reconcile: adopt it
-            raise
+    # False (it exists): an earlier reconcile created it, so it is adopted as it is
+    await resources.create(kube, TRIALS, namespace, body)
 
 
 async def reconcile(
@@ -216,33 +211,19 @@ async def _rerun(kube: Kube, store: ObjectStore, namespace: str, sweep: str, tri
     except StorageError as error:
         log.warning("sweep %s/%s: rerun of %s waits for storage: %s", namespace, sweep, trial, error)
         return
-    try:
-        await kube.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, trial)
-    except ApiException as exc:
-        if exc.status != NOT_FOUND:
-            raise
+    await resources.delete(kube, TRIALS, namespace, trial)
     log.info("sweep %s/%s: re-running %s (%d files set aside under reruns/%d/)", namespace, sweep, trial,
              moved, generation)
 
 
 async def _ask_regrade(kube: Kube, namespace: str, trial: str, generation: int) -> None:
     """The trial's own regrade handler (selected by this annotation) does the work."""
-    patch = {"metadata": {"annotations": {REGRADE: str(generation)}}}
-    try:
-        await kube.custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, TRIALS, trial, patch,
-                                                         _content_type="application/merge-patch+json")
-    except ApiException as exc:
-        if exc.status != NOT_FOUND:
-            raise
+    await resources.annotate(kube, TRIALS, namespace, trial, {REGRADE: str(generation)})
 
 
 async def _delete(kube: Kube, namespace: str, name: str) -> None:
     # Its trials follow by owner reference; the evidence stays in object storage.
-    try:
-        await kube.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", name)
-    except ApiException as exc:
-        if exc.status != NOT_FOUND:
-            raise
+    await resources.delete(kube, SWEEPS, namespace, name)
     log.info("sweep %s/%s: deleted (ttlSecondsAfterFinished passed)", namespace, name)
 
 

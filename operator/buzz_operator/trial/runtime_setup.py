@@ -11,23 +11,25 @@ from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.common import SWEEPS
 from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec
+from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep import runtime_dataset
 from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.trial.runtime_context import RelayService, TrialContext
 
-SWEEPS = "buzzsweeps"
-
 
 async def read_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
     try:
-        return await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, SWEEPS, name)
+        sweep = await resources.get(kube, SWEEPS, namespace, name)
     except ApiException as exc:
         raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP {exc.status})") from exc
+    if sweep is None:
+        raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP 404)")
+    return sweep
 
 
 def relay_service(spec: BuzzSweepSpec) -> RelayService | None:

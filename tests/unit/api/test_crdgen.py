@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 from buzz_operator.api import crdgen
+from buzz_operator.api.common import SWEEPS, TRIALS
 
 REPO = Path(__file__).resolve().parents[3]
 CHECKED_IN = REPO / "crds"
@@ -106,3 +107,8 @@ def test_every_column_path_exists_in_the_schema() -> None:
             node = _resolve(root, path)
             expected = {"integer": "integer", "number": "number", "string": "string"}[column["type"]]
             assert node["type"] == expected, column
+
+
+def test_the_adapters_plural_names_are_the_crds() -> None:
+    # kube/resources.py and every handler address the resources by these names
+    assert (crdgen.SWEEP.plural, crdgen.TRIAL.plural) == (SWEEPS, TRIALS)

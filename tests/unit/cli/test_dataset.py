@@ -72,6 +72,7 @@ def test_images_names_what_provides_each(runner: CliRunner, tmp_path: Path) -> N
 def test_images_refuses_a_bad_task(runner: CliRunner, tmp_path: Path) -> None:
     broken = tmp_path / "broken" / "t1"
     (broken / "tests").mkdir(parents=True)
+    (broken / "tests" / "test.sh").write_text("exit 0\n")
     (broken / "instruction.md").write_text("x\n")
     (broken / "task.toml").write_text("[environment]\n")
     result = runner.invoke(app, ["dataset", "images", str(tmp_path / "broken"), "--name", "b"])

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from buzz_operator.api.trial import BuzzTrialStatus
-from buzz_operator.observability.events import MESSAGE_LIMIT, Event, admitted, sweep_events, trial_events
+from buzz_operator.observability.events import (
+    MESSAGE_LIMIT,
+    Event,
+    admitted,
+    regraded,
+    sweep_events,
+    trial_events,
+)
 
 
 def st(**fields: object) -> BuzzTrialStatus:
@@ -106,3 +113,17 @@ def test_no_secret_material_reaches_a_message() -> None:
     new = st(phase="Running", tenantSecret="t1-tenant", channelId="c" * 36, trialId="i" * 36)
     [event] = trial_events(st(phase="Launching"), new)
     assert "t1-tenant" not in event.message and "nsec" not in event.message
+
+
+def test_a_regrade_is_announced_once() -> None:
+    before = st(phase="Succeeded", reward=0.0)
+    done = st(phase="Succeeded", reward=1.0,
+              regrade={"generation": 3, "result": "regraded", "previousReward": 0.0})
+    assert regraded(before, done) == [Event("Normal", "Regraded", "generation 3: reward 0 -> 1")]
+    assert regraded(done, done) == []  # the same record again (a resumed timer) is no news
+    refused = st(phase="Succeeded", reward=1.0, regrade={
+        "generation": 4, "result": "not-regradable", "reason": "ReadsContainerState",
+        "message": "the verifier reads the container"})
+    assert regraded(done, refused) == [Event(
+        "Warning", "ReadsContainerState",
+        "regrade for generation 4 not-regradable: the verifier reads the container")]

@@ -1,0 +1,87 @@
+"""The project's own custom resources (BuzzSweep, BuzzTrial) through one adapter.
+
+Every read and write of a BuzzSweep or BuzzTrial goes through here, so the group, version,
+plural names and the merge-patch content type are written once, and what a 404 or a 409 means
+is decided once: a get of something gone is None, a create that meets an existing object (the
+names are deterministic, so it is the one a previous reconcile made) and a delete or annotate of
+something gone are done. Any other API error is raised to the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.api.common import GROUP, SWEEPS, TRIALS, VERSION
+from buzz_operator.kube.client import MERGE_PATCH, Kube
+
+__all__ = ["SWEEPS", "TRIALS", "annotate", "create", "delete", "get", "list_objects", "patch_status"]
+
+CONFLICT, NOT_FOUND = 409, 404
+
+
+def _timeout(timeout_s: float | None) -> dict[str, Any]:
+    return {} if timeout_s is None else {"_request_timeout": timeout_s}
+
+
+async def get(kube: Kube, plural: str, namespace: str, name: str, *,
+              timeout_s: float | None = None) -> dict[str, Any] | None:
+    """The object, or None when there is none of that name."""
+    try:
+        return await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, plural, name,
+                                                              **_timeout(timeout_s))
+    except ApiException as error:
+        if error.status == NOT_FOUND:
+            return None
+        raise
+
+
+async def list_objects(kube: Kube, plural: str, namespace: str, *, selector: str | None = None,
+                       timeout_s: float | None = None) -> list[dict[str, Any]]:
+    listed = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural,
+                                                             label_selector=selector, **_timeout(timeout_s))
+    return list(listed.get("items") or [])
+
+
+async def create(kube: Kube, plural: str, namespace: str, body: Mapping[str, Any]) -> bool:
+    """True when this call created it, False when an object of that name was there already."""
+    try:
+        await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, dict(body))
+    except ApiException as error:
+        if error.status == CONFLICT:
+            return False
+        raise
+    return True
+
+
+async def delete(kube: Kube, plural: str, namespace: str, name: str) -> bool:
+    """True when this call deleted it, False when it was gone already."""
+    try:
+        await kube.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, plural, name)
+    except ApiException as error:
+        if error.status == NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+async def annotate(kube: Kube, plural: str, namespace: str, name: str, annotations: Mapping[str, str]) -> bool:
+    """Set annotations (a merge patch: others are kept); False when the object is gone."""
+    patch = {"metadata": {"annotations": dict(annotations)}}
+    try:
+        await kube.custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, plural, name, patch,
+                                                         _content_type=MERGE_PATCH)
+    except ApiException as error:
+        if error.status == NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+async def patch_status(kube: Kube, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+    """Merge ``status`` into the status subresource. A 404 is raised: a handler writing the status
+    of an object that is gone must stop, not carry on as if it had been written."""
+    await kube.custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, plural, name,
+                                                            {"status": dict(status)}, _content_type=MERGE_PATCH)

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from buzz_operator.api.common import (
     CONDITIONS_LIST_EXTRA,
@@ -26,6 +33,7 @@ from buzz_operator.api.common import (
 )
 from buzz_operator.api.relay import RelaySpec
 from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 
 DEFAULT_MANIFEST_KEY = "manifest.yaml"
@@ -502,6 +510,7 @@ class BuzzSweepStatus(StatusModel):
     cost_usd: CostRange = Field(
         default_factory=CostRange, alias="costUSD", description="Spend of all trials so far."
     )
+    shown: Shown | None = Field(None, description=SHOWN_DESCRIPTION)
     conditions: list[Condition] = Field(
         default_factory=list,
         description="Accepted, Running, Suspended, BudgetExhausted, Complete, Failed.",
@@ -521,3 +530,11 @@ class BuzzSweepStatus(StatusModel):
     kopf: dict[str, Any] | None = Field(
         None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN
     )
+
+    @model_serializer(mode="wrap")
+    def _with_shown(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # derived on every write, so it never lags the exact figures it rounds
+        data = handler(self)
+        if isinstance(data, dict):
+            data["shown"] = shown(self.mean_reward, self.cost_usd)
+        return data

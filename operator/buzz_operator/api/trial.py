@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from buzz_operator.api.common import (
     CONDITIONS_LIST_EXTRA,
@@ -27,6 +27,7 @@ from buzz_operator.api.common import (
     Timestamp,
 )
 from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 from buzz_operator.api.sweep import MAX_PULL_SECRETS, RetryPolicy
 
@@ -278,6 +279,7 @@ class BuzzTrialStatus(StatusModel):
     reward: float | None = Field(None, description="Primary reward from the verifier.")
     rewards: dict[str, float] = Field(default_factory=dict, description="Every numeric verifier metric.")
     cost_usd: CostRange = Field(default_factory=CostRange, alias="costUSD", description="Spend of all tries.")
+    shown: Shown | None = Field(None, description=SHOWN_DESCRIPTION)
     tokens: Tokens = Field(default_factory=Tokens, description="Token totals of all tries.")
     retries: int = Field(
         0, ge=0, description="Infra retries so far (new tries, each with a fresh pod and tenant)."
@@ -305,3 +307,11 @@ class BuzzTrialStatus(StatusModel):
     kopf: dict[str, Any] | None = Field(
         None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN
     )
+
+    @model_serializer(mode="wrap")
+    def _with_shown(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # derived on every write, so it never lags the exact figures it rounds
+        data = handler(self)
+        if isinstance(data, dict):
+            data["shown"] = shown(self.reward, self.cost_usd)
+        return data

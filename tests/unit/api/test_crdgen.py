@@ -67,8 +67,8 @@ def test_sweep_crd_identity_and_columns() -> None:
         ("Failed", "integer", ".status.failed"),
         ("Running", "integer", ".status.running"),
         ("Total", "integer", ".status.total"),
-        ("Reward", "number", ".status.meanReward"),
-        ("Cost", "number", ".status.costUSD.ceiling"),
+        ("Reward", "string", ".status.shown.reward"),  # rounded: printer columns cannot format
+        ("Cost", "string", ".status.shown.cost"),
     ]
     assert columns[-1] == ("Age", "date", ".metadata.creationTimestamp")
 

@@ -66,6 +66,7 @@ def test_running_sweep_golden() -> None:
         "costUSD": {"floor": 0.1, "ceiling": 0.2},
         "waiting": {"reason": "ParallelismLimit", "message": "3 trials waiting: …"},
         "startedAt": "2026-01-01T00:00:00Z",
+        "shown": {"cost": "$0.10–0.20"},
     }
 
 

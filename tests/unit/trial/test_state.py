@@ -94,6 +94,7 @@ def test_happy_path_golden() -> None:
         "stepRetries": 0,
         "attempts": [],
         "bundleURL": "file:///var/lib/b/demo/demo-abc",
+        "shown": {"reward": "1", "cost": "$0.50–0.75"},
     }
     assert [(c["type"], c["status"], c["reason"]) for c in conditions] == [
         ("Provisioned", "True", "TenantProvisioned"),

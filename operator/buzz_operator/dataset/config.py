@@ -1,10 +1,19 @@
-"""task.toml as pydantic models.
+"""task.toml as pydantic models, read as Harbor 0.25.0 reads it (docs/task-toml.md).
 
-Defaults are Harbor's documented ones (task-format docs, `models/task/config.py`): agent and
-verifier timeouts 600 s, build timeout 600 s, 1 CPU, 2048 MB memory, 10240 MB storage, public
-network. Sections accept keys we do not model (gpus, healthcheck, workdir, …) so Terminal-Bench
-tasks load unchanged; the fields we *do* model are strictly typed so `cpus = "two"` is an error
-naming `environment.cpus` rather than a surprise at pod creation.
+Every field Harbor's `TaskConfig` knows is modelled here with Harbor's meaning, its default and
+its checks (harbor/models/task/config.py; the ported rules are in harbor_rules.py). What the
+operator cannot do faithfully — GPUs, Windows, healthchecks, MCP servers, a separate verifier
+environment, multi-step tasks, … — is refused at load time with an error that names the field
+and says the operator does not support it, never dropped: a task that loads runs as Harbor would
+run it. Keys Harbor does not know are kept and ignored, as Harbor's models ignore them.
+
+Types are strict where Harbor's pydantic is lax: `timeout_sec = "300"` is an error naming
+`agent.timeout_sec` rather than a string Harbor would convert.
+
+Where Harbor leaves a resource unset (cpus, memory_mb, storage_mb: None, and its Kubernetes
+environment then requests nothing) the operator still gives the task container a Guaranteed
+request (OPERATOR_DEFAULTS, `EnvironmentSection.resources`); `[agent] timeout_sec` unset is
+Harbor's "no task limit", and the condition's trial budget alone bounds the run.
 
 The `[buzz]` table is ours: it declares what the harness must do for a Buzz-native task (export
 evidence, seed a directory, observe channels, publish scripted messages; tasks/README.md). It rejects unknown keys, because a misspelt
@@ -13,33 +22,388 @@ evidence, seed a directory, observe channels, publish scripted messages; tasks/R
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from buzz_operator.dataset.harbor_rules import (
+    env_templates,
+    normalize_allowed_hosts,
+    normalize_cpus,
+    package_name_problem,
+    parse_size_to_mb,
+)
 
 NetworkMode = Literal["no-network", "public", "allowlist"]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NETWORK_PUBLIC, NETWORK_ALLOWLIST, NETWORK_NONE = "public", "allowlist", "no-network"
+
+# What the operator gives a task container whose task.toml leaves the resource unset. Harbor
+# 0.25.0 defaults cpus/memory_mb/storage_mb to None and its GKE environment then requests
+# nothing (a BestEffort pod that may take the whole node); the operator runs untrusted agents
+# beside other trials, so every task container gets requests = limits. These are the values
+# Harbor documented before 0.25 (and Terminal-Bench still does), so a task written for them
+# keeps its figures.
+OPERATOR_DEFAULT_CPUS = 1.0
+OPERATOR_DEFAULT_MEMORY_MB = 2048
+OPERATOR_DEFAULT_STORAGE_MB = 10240
+
+
+def unsupported(reason: str) -> PydanticCustomError:
+    """A field the operator reads but cannot honour: the reason says so and why."""
+    return PydanticCustomError("unsupported", "{reason}", {"reason": f"the operator does not support {reason}"})
+
+
+def invalid(reason: str) -> PydanticCustomError:
+    """A value Harbor itself refuses, in Harbor's words."""
+    return PydanticCustomError("harbor_rule", "{reason}", {"reason": reason})
 
 
 class _Section(BaseModel):
+    # extra="allow": Harbor's models ignore keys they do not define, so a task written for a
+    # newer Harbor still loads; the keys stay readable in model_extra.
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
 
-class AgentSection(_Section):
-    timeout_sec: float = Field(600.0, gt=0)
+@dataclass(frozen=True)
+class NetworkPolicy:
+    """Harbor's resolved `NetworkPolicy` of one phase."""
+
+    network_mode: str
+    allowed_hosts: tuple[str, ...] = ()
 
 
-class VerifierSection(_Section):
+def _check_hosts(hosts: list[str] | None) -> list[str] | None:
+    if hosts is None:
+        return None
+    try:
+        return normalize_allowed_hosts(hosts)
+    except ValueError as error:
+        raise invalid(str(error)) from None
+
+
+def _check_policy(network_mode: str | None, allowed_hosts: list[str] | None) -> None:
+    # Harbor's _validate_network_policy_fields: hosts only with an allowlist, and with a phase
+    # override only when the override names its mode.
+    if (network_mode is None and allowed_hosts is not None) or (
+        network_mode is not None and network_mode != NETWORK_ALLOWLIST and allowed_hosts
+    ):
+        raise invalid("allowed_hosts is only valid when network_mode='allowlist'")
+
+
+class _PhaseNetwork(_Section):
+    """Harbor's `PhaseNetworkPolicyConfig`: an `[agent]`/`[verifier]` override of the
+    environment's network, counted only when network_mode is written."""
+
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, hosts: list[str] | None) -> list[str] | None:
+        return _check_hosts(hosts)
+
+    @model_validator(mode="after")
+    def _policy(self) -> _PhaseNetwork:
+        _check_policy(self.network_mode, self.allowed_hosts)
+        return self
+
+    def explicit_policy(self) -> NetworkPolicy | None:
+        if self.network_mode is None:
+            return None
+        return NetworkPolicy(self.network_mode, tuple(self.allowed_hosts or ()))
+
+
+def _refuse_user(user: str | int | None, phase: str) -> str | int | None:
+    if user is not None:
+        raise unsupported(f"running the {phase} as another user ({phase}.user = {user!r}): it runs as the task "
+                          "container's user")  # fmt: skip
+    return user
+
+
+class AgentSection(_PhaseNetwork):
+    """`[agent]`. timeout_sec None (Harbor's default) means no task limit: the condition's
+    `trial_budget.timeout_seconds` bounds the agents alone (trial/deadlines.py)."""
+
+    timeout_sec: float | None = Field(None, gt=0)
+    user: str | int | None = None
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, user: str | int | None) -> str | int | None:
+        return _refuse_user(user, "agent")
+
+
+class VerifierSection(_PhaseNetwork):
+    """`[verifier]`, in Harbor's shared mode (the verifier runs in the agents' container)."""
+
     timeout_sec: float = Field(600.0, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    user: str | int | None = None
+    environment_mode: Literal["shared", "separate"] | None = None
+    environment: dict[str, Any] | None = None
+    collect: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, env: dict[str, str]) -> dict[str, str]:
+        names = [key for key in env if not _ENV_NAME.fullmatch(key)]
+        if names:
+            # the values are set with env(1) on the verifier's command line
+            raise invalid(f"verifier.env names {', '.join(map(repr, names))} are not environment variable names "
+                          "(letters, digits and _, not starting with a digit)")  # fmt: skip
+        templated = env_templates(env)
+        if templated:
+            raise unsupported(
+                f"host environment templates in verifier.env ({', '.join(templated)}): Harbor resolves "
+                "${VAR} and ${VAR:-default} from the environment of the machine running it, and the operator "
+                "never passes its own environment to a trial; write the value itself")  # fmt: skip
+        return env
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, user: str | int | None) -> str | int | None:
+        return _refuse_user(user, "verifier")
+
+    @field_validator("environment_mode")
+    @classmethod
+    def _mode(cls, mode: str | None) -> str | None:
+        if mode == "separate":
+            raise unsupported("a separate verifier environment (verifier.environment_mode = 'separate'): the "
+                              "verifier runs in the trial's own pod")  # fmt: skip
+        return mode
+
+    @field_validator("environment")
+    @classmethod
+    def _environment(cls, environment: dict[str, Any] | None) -> dict[str, Any] | None:
+        if environment is not None:
+            raise unsupported("a separate verifier environment ([verifier.environment]): the verifier runs in "
+                              "the trial's own pod")  # fmt: skip
+        return environment
+
+    @field_validator("collect")
+    @classmethod
+    def _collect(cls, collect: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if collect:
+            raise unsupported("verifier collect hooks ([[verifier.collect]]): they run in compose services, "
+                              "and the operator runs no compose environment")  # fmt: skip
+        return collect
+
+
+class SolutionSection(_Section):
+    """`[solution]`: the environment of Harbor's oracle agent running solution/solve.sh. The
+    operator never runs solution/ (its oracles are conditions), so this is read and unused."""
+
+    env: dict[str, str] = Field(default_factory=dict)
 
 
 class EnvironmentSection(_Section):
-    cpus: float = Field(1.0, gt=0)
-    memory_mb: int = Field(2048, gt=0)
-    storage_mb: int = Field(10240, gt=0)
-    network_mode: NetworkMode = "public"
-    allowed_hosts: list[str] = Field(default_factory=list)
-    docker_image: str | None = Field(None, min_length=1)
+    """`[environment]`: Harbor's `EnvironmentConfig`, for one Linux container."""
+
     build_timeout_sec: float = Field(600.0, gt=0)
+    docker_image: str | None = Field(None, min_length=1)
+    os: Literal["linux", "windows"] = "linux"
+    # one numeric type (an int is a float to pydantic), so a bad value is one error naming cpus
+    cpus: float | None = Field(None, gt=0)
+    memory_mb: int | None = Field(None, gt=0)
+    storage_mb: int | None = Field(None, gt=0)
+    # Harbor's deprecated size strings ("4G"); read into memory_mb/storage_mb (below).
+    memory: str | None = Field(None, exclude=True)
+    storage: str | None = Field(None, exclude=True)
+    gpus: int | None = Field(None, ge=0)
+    gpu_types: list[str] | None = None
+    tpu: dict[str, Any] | None = None
+    mcp_servers: list[dict[str, Any]] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    skills_dir: str | None = None
+    healthcheck: dict[str, Any] | None = None
+    workdir: str | None = None
+    network_mode: NetworkMode = NETWORK_PUBLIC
+    allowed_hosts: list[str] | None = None
+    # Harbor's deprecated switch; it sets network_mode only where neither network_mode nor
+    # allowed_hosts is written (handle_deprecated_environment_allow_internet).
+    allow_internet: bool | None = None
+
+    @field_validator("os", mode="before")
+    @classmethod
+    def _os_lower(cls, value: Any) -> Any:
+        # Harbor's normalize_os: case-insensitive
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("os")
+    @classmethod
+    def _os(cls, value: str) -> str:
+        if value == "windows":
+            raise unsupported("Windows containers (environment.os = 'windows'): trial pods run Linux")
+        return value
+
+    @field_validator("cpus")
+    @classmethod
+    def _cpus(cls, value: float | None) -> float | None:
+        if value is None:
+            return None
+        try:
+            return normalize_cpus(value)
+        except ValueError as error:
+            raise invalid(str(error)) from None
+
+    @field_validator("memory", "storage", mode="before")
+    @classmethod
+    def _legacy_size_is_text(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None and not isinstance(value, str):
+            # Harbor drops a legacy size that is not a string without a word; a limit the author
+            # believes set must not vanish, so it is refused
+            raise invalid(f"{info.field_name} = {value!r} must be a size string such as '4G' or '512M' (Harbor "
+                          f"ignores one that is not a string); write {info.field_name}_mb for a number of MB")  # fmt: skip
+        return value
+
+    @field_validator("memory", "storage")
+    @classmethod
+    def _legacy_size(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        field = f"{info.field_name}_mb"
+        try:
+            megabytes = parse_size_to_mb(value)
+        except ValueError as error:
+            raise invalid(str(error)) from None
+        written = info.data.get(field)
+        if written is not None and written != megabytes:
+            # Harbor refuses the two spellings disagreeing, in these words
+            raise invalid(f"Conflicting {info.field_name!r} and {field!r} values: {info.field_name}={value!r} "
+                          f"({megabytes} MB) != {field}={written!r}")  # fmt: skip
+        if megabytes <= 0:
+            raise invalid(f"{info.field_name} = {value!r} is {megabytes} MB; it must be at least 1 MB")
+        return value
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, value: int | None) -> int | None:
+        if value:
+            raise unsupported(f"GPUs (environment.gpus = {value}): trial pods request no accelerator")
+        return value
+
+    @field_validator("tpu")
+    @classmethod
+    def _tpu(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            raise unsupported("TPUs ([environment.tpu]): trial pods request no accelerator")
+        return value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _mcp(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if value:
+            raise unsupported("task MCP servers ([[environment.mcp_servers]]): the agents are the condition's "
+                              "Buzz stack, whose tools the condition fixes")  # fmt: skip
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        if value:
+            raise unsupported(f"task environment variables (environment.env: {', '.join(sorted(value))}): Harbor "
+                              "sets them on every command of the agents and the verifier, resolving ${VAR} "
+                              "templates from the environment of the machine running it, and the operator never "
+                              "passes its own environment to a trial")  # fmt: skip
+        return value
+
+    @field_validator("skills_dir")
+    @classmethod
+    def _skills(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise unsupported("a task skills directory (environment.skills_dir): the agents' skills are the "
+                              "condition's, pinned in its manifest")  # fmt: skip
+        return value
+
+    @field_validator("healthcheck")
+    @classmethod
+    def _healthcheck(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            raise unsupported("environment healthchecks ([environment.healthcheck])")
+        return value
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise unsupported(f"a working directory override (environment.workdir = {value!r}): commands run in "
+                              "the image's WORKDIR; set it in environment/Dockerfile")  # fmt: skip
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, hosts: list[str] | None) -> list[str] | None:
+        return _check_hosts(hosts)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> EnvironmentSection:
+        _check_policy(self.network_mode, self.allowed_hosts)
+        for legacy, field in (("memory", "memory_mb"), ("storage", "storage_mb")):
+            size = getattr(self, legacy)
+            if size is not None and getattr(self, field) is None:
+                object.__setattr__(self, field, parse_size_to_mb(size))
+        if (self.allow_internet is not None and "network_mode" not in self.model_fields_set
+                and self.allowed_hosts is None):
+            object.__setattr__(self, "network_mode", NETWORK_PUBLIC if self.allow_internet else NETWORK_NONE)
+        return self
+
+    def baseline(self) -> NetworkPolicy:
+        """Harbor's `resolve_baseline`: the environment's network, which a phase may override."""
+        return NetworkPolicy(self.network_mode, tuple(self.allowed_hosts or ()))
+
+    def resources(self) -> tuple[float, int, int]:
+        """(cpus, memory MiB, ephemeral storage MiB) the operator gives the task container: the
+        task's where set, else OPERATOR_DEFAULT_* (Harbor would request nothing)."""
+        return (
+            float(self.cpus) if self.cpus is not None else OPERATOR_DEFAULT_CPUS,
+            self.memory_mb if self.memory_mb is not None else OPERATOR_DEFAULT_MEMORY_MB,
+            self.storage_mb if self.storage_mb is not None else OPERATOR_DEFAULT_STORAGE_MB,
+        )
+
+
+class Author(_Section):
+    name: str
+    email: str | None = None
+
+
+class PackageInfo(_Section):
+    """`[task]`: Harbor's `PackageInfo`. `name` ("org/name") becomes the task's name, as
+    Harbor's `Task.name`; `short_name` (after the slash) names its image repository."""
+
+    name: str
+    version: str | None = Field(None, min_length=1)
+    description: str = ""
+    authors: list[Author] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        problem = package_name_problem(name)
+        if problem:
+            raise invalid(f"Package name {problem}")
+        return name
+
+    @property
+    def org(self) -> str:
+        return self.name.split("/")[0]
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split("/")[1]
 
 
 class DirectoryRange(BaseModel):
@@ -157,16 +521,63 @@ class BuzzTable(BaseModel):
 
 
 class TaskConfig(BaseModel):
-    """The whole of task.toml. `schema_version` is Harbor's (ours are "1.3")."""
+    """The whole of task.toml, as Harbor's `TaskConfig` reads it, plus our `[buzz]` table."""
 
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
-    schema_version: str | None = None
+    schema_version: str = "1.4"
+    task: PackageInfo | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
     agent: AgentSection = Field(default_factory=AgentSection)
     verifier: VerifierSection = Field(default_factory=VerifierSection)
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
+    solution: SolutionSection = Field(default_factory=SolutionSection)
+    # Harbor applies it to multi-step tasks only; on a single-step task it is read and unused.
+    multi_step_reward_strategy: Literal["mean", "final"] | None = None
+    steps: list[dict[str, Any]] | None = None
+    artifacts: list[str | dict[str, Any]] = Field(default_factory=list)
     buzz: BuzzTable = Field(default_factory=BuzzTable)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_rename(cls, data: Any) -> Any:
+        # Harbor's handle_version_rename: the legacy top-level `version` is the schema version
+        if isinstance(data, dict) and "version" in data:
+            data = dict(data)
+            version = data.pop("version")
+            data.setdefault("schema_version", version)
+        return data
+
+    @field_validator("steps")
+    @classmethod
+    def _steps(cls, steps: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if steps:
+            raise unsupported(f"multi-step tasks ([[steps]], {len(steps)} of them): a trial is one instruction, "
+                              "one agents phase and one verifier run")  # fmt: skip
+        return steps
+
+    @field_validator("artifacts")
+    @classmethod
+    def _artifacts(cls, artifacts: list[str | dict[str, Any]]) -> list[str | dict[str, Any]]:
+        if artifacts:
+            raise unsupported("task artifacts (artifacts): a trial's bundle keeps /logs/artifacts and nothing "
+                              "else from the container; write the files there")  # fmt: skip
+        return artifacts
+
+    @property
+    def name(self) -> str | None:
+        """`[task].name` where set (Harbor's `Task.name` then), else None: the folder names it."""
+        return self.task.name if self.task is not None else None
+
+    def agent_network(self) -> NetworkPolicy:
+        """Harbor's agent-phase policy: `[agent]` network_mode where written, else the environment's."""
+        return self.agent.explicit_policy() or self.environment.baseline()
+
+    def verifier_network(self) -> NetworkPolicy:
+        """Harbor's verifier-phase policy in shared mode (`resolve_verifier_phase_policy`):
+        `[verifier]` network_mode where written, else the environment's."""
+        return self.verifier.explicit_policy() or self.environment.baseline()
 
 
 class DirectoryEntry(BaseModel):

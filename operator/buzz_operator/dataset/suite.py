@@ -35,6 +35,8 @@ def load_dataset(path: Path | str, include: Iterable[str] = (), exclude: Iterabl
         candidates = [root]
     else:
         candidates = [child for child in root.iterdir() if child.is_dir() and not child.name.startswith(".")]
+    # Globs match the folder name, as Harbor's task_names filter matches a local task's folder
+    # (LocalTaskId.get_name), never `[task].name`.
     chosen = sorted((c for c in candidates if _selected(c.name, include, exclude)), key=lambda c: c.name)
     return [load_task(candidate) for candidate in chosen]
 

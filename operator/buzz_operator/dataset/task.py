@@ -3,6 +3,11 @@
 Layout (Harbor task-format docs): instruction.md, task.toml, environment/ (Dockerfile build
 context), tests/ (copied to /tests only at verification time, so the agent never sees it),
 optional solution/ (the oracle's solve.sh).
+
+Read as Harbor 0.25.0's `Task` reads it (docs/task-toml.md): Harbor's name is `[task].name`
+where task.toml sets it, else the folder's (`harbor_name`); the instruction loses its leading
+canary lines; a compose environment (environment/docker-compose.yaml) is refused, since a trial
+is one pod.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pydantic import ValidationError
 from buzz_operator.dataset.config import BuzzSpec, TaskConfig
 from buzz_operator.dataset.digest import tree_digest
 from buzz_operator.dataset.errors import TaskError
+from buzz_operator.dataset.harbor_rules import strip_canary
 
 INSTRUCTION = "instruction.md"
 CONFIG = "task.toml"
@@ -24,13 +30,38 @@ TESTS = "tests"
 ENVIRONMENT = "environment"
 SOLUTION = "solution"
 DOCKERFILE = "Dockerfile"
+TEST_SCRIPT = "test.sh"
+# Harbor runs environment/docker-compose.yaml as a compose stack (several containers).
+COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 # OCI distribution spec: one path component of a repository name.
 _REPOSITORY_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+def repository_name(dataset: str, short_name: str) -> str:
+    """`<dataset>-<short name>` where that is a valid OCI repository component (every name the
+    operator accepted before); otherwise its sanitised form — lowercase, each run of other
+    characters one `-`, as Harbor sanitises Kubernetes names — since `[task].name` and folder
+    names allow capitals and runs of separators that OCI does not. The tag is the environment's digest, so two
+    names sanitised alike never share an image of different content."""
+    repository = f"{dataset}-{short_name}"
+    if _REPOSITORY_COMPONENT.fullmatch(repository):
+        return repository
+    return _NOT_ALPHANUMERIC.sub("-", repository.lower()).strip("-")
 
 
 @dataclass(frozen=True)
 class Task:
+    """``name`` is the folder: the task's key in the operator (lock.json, trial names and labels,
+    BuzzTrial spec.task, config.json's `task.path`, result.json's `task_id`), as Harbor keys a
+    local task by its folder (`LocalTaskId.get_name()`, which its include/exclude filter
+    matches). Folders are unique in a dataset, and the key stays put when a task gains a
+    `[task]` table. ``harbor_name`` is Harbor's `Task.name` — `[task].name` ("org/name") where
+    set, else the folder — and is result.json's `task_name`, as Harbor writes it.
+    ``short_name`` (Harbor's: the name after the org) names the image repository, as Harbor's
+    environment name does."""
+
     name: str
     path: Path
     instruction: str
@@ -42,6 +73,14 @@ class Task:
     environment_dir: Path
     solution_dir: Path | None = field(default=None)
 
+    @property
+    def harbor_name(self) -> str:
+        return self.config.name or self.name
+
+    @property
+    def short_name(self) -> str:
+        return self.config.task.short_name if self.config.task is not None else self.name
+
     def image_ref(self, registry: str, dataset: str) -> str:
         """The image the task container runs.
 
@@ -51,12 +90,10 @@ class Task:
         """
         if self.config.environment.docker_image:
             return self.config.environment.docker_image
-        repository = f"{dataset}-{self.name}"
-        if not _REPOSITORY_COMPONENT.fullmatch(repository):
-            raise TaskError(
-                f"image repository {repository!r} is not a valid OCI name (lowercase letters, digits, . _ -)",
-                source=self.path,
-            )
+        repository = repository_name(dataset, self.short_name)
+        if not repository:
+            raise TaskError(f"image repository for {self.name!r} in dataset {dataset!r} is empty once sanitised",
+                            source=self.path)  # fmt: skip
         return f"{registry.rstrip('/')}/{repository}:{self.env_digest[:16]}"
 
 
@@ -88,17 +125,26 @@ def load_task(path: Path | str) -> Task:
     _require(root / INSTRUCTION, INSTRUCTION, directory=False)
     _require(root / CONFIG, CONFIG, directory=False)
     _require(root / TESTS, f"{TESTS}/ directory", directory=True)
+    # Harbor's Task refuses a Linux task without tests/test.sh, which is what the verifier runs.
+    _require(root / TESTS / TEST_SCRIPT, f"{TESTS}/{TEST_SCRIPT}", directory=False)
 
     instruction_path = root / INSTRUCTION
     try:
         instruction = instruction_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise TaskError(f"not UTF-8 text: {error}", source=instruction_path) from error
-    if not instruction.strip():
+    if not strip_canary(instruction).strip():
         raise TaskError("instruction is empty", source=instruction_path)
 
     config = _read_config(root / CONFIG)
     environment_dir = root / ENVIRONMENT
+    for compose in COMPOSE_FILES:
+        if (environment_dir / compose).is_file():
+            raise TaskError(
+                "compose environments are not supported: Harbor would run this docker compose stack, and a "
+                "trial is a single pod (write one environment/Dockerfile, or environment.docker_image)",
+                source=environment_dir / compose,
+            )
     if config.environment.docker_image is None and not (environment_dir / DOCKERFILE).is_file():
         # Without either there is nothing to run the trial in; say so at load time, not at
         # image build time inside the cluster.
@@ -110,7 +156,7 @@ def load_task(path: Path | str) -> Task:
     return Task(
         name=root.name,
         path=root,
-        instruction=instruction,
+        instruction=strip_canary(instruction),
         config=config,
         buzz=BuzzSpec.from_table(config.buzz),
         digest=tree_digest(root),

@@ -23,13 +23,16 @@ from buzz_operator.trial.deadlines import step_deadlines
 
 def trial_resources(task: Task, manifest: ExperimentManifest, cpu_request_fraction: float = 1.0) -> TrialResources:
     """task.toml's request, each part replaced by the condition's override when set (§1.4); the
-    sweep may request only a share of the CPU limit (cpuRequestFraction)."""
-    environment, overrides = task.config.environment, manifest.environment
-    cpus = overrides.override_cpus or environment.cpus
+    sweep may request only a share of the CPU limit (cpuRequestFraction). A part task.toml leaves
+    unset is the operator's default (dataset/config.py OPERATOR_DEFAULT_*), where Harbor would
+    request nothing."""
+    task_cpus, task_memory_mb, task_storage_mb = task.config.environment.resources()
+    overrides = manifest.environment
+    cpus = overrides.override_cpus or task_cpus
     return TrialResources(
         cpus=cpus,
-        memory_mb=overrides.override_memory_mb or environment.memory_mb,
-        storage_mb=overrides.override_storage_mb or environment.storage_mb,
+        memory_mb=overrides.override_memory_mb or task_memory_mb,
+        storage_mb=overrides.override_storage_mb or task_storage_mb,
         cpu_request=cpus * cpu_request_fraction if cpu_request_fraction < 1 else None,
     )
 

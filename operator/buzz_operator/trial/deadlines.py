@@ -35,24 +35,28 @@ def _seconds(value: float) -> int:
 
 def step_deadlines(
     *,
-    agent_timeout_sec: float,
+    agent_timeout_sec: float | None,
     verifier_timeout_sec: float,
     build_timeout_sec: float,
     manifest_timeout_seconds: int,
     multiplier: float,
 ) -> TrialDeadlines:
-    """Deadlines for one trial; every input is validated here so a bad number names itself."""
-    for name, value in (
-        ("agent_timeout_sec", agent_timeout_sec),
+    """Deadlines for one trial; every input is validated here so a bad number names itself.
+
+    ``agent_timeout_sec`` None is Harbor's unset `[agent] timeout_sec`: no task limit, so the
+    manifest's budget is the agents' deadline (agent_source "manifest")."""
+    inputs: list[tuple[str, float]] = [] if agent_timeout_sec is None else [("agent_timeout_sec", agent_timeout_sec)]
+    inputs += [
         ("verifier_timeout_sec", verifier_timeout_sec),
         ("build_timeout_sec", build_timeout_sec),
         ("manifest_timeout_seconds", manifest_timeout_seconds),
         ("multiplier", multiplier),
-    ):
+    ]
+    for name, value in inputs:
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be a positive number, not {value!r}")
-    task_agent = _seconds(agent_timeout_sec * multiplier)
-    if manifest_timeout_seconds < task_agent:
+    task_agent = None if agent_timeout_sec is None else _seconds(agent_timeout_sec * multiplier)
+    if task_agent is None or manifest_timeout_seconds < task_agent:
         agent_seconds, source = manifest_timeout_seconds, MANIFEST
     else:
         agent_seconds, source = task_agent, TASK

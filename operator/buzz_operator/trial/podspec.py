@@ -164,20 +164,14 @@ def grading_labels(network: str) -> dict[str, str]:
 
 def grading_network(config: TaskConfig) -> str:
     """The network the task allows its verifier, resolved as Harbor resolves the verifier
-    phase's policy (harbor/trial/network_policy.py): `[verifier] network_mode` when the task
-    sets it, else `[environment] network_mode`; the deprecated `[environment] allow_internet`
-    (true: public, false: no-network) counts only when network_mode is not written. A
-    `[verifier] network_mode` this project does not know grades with no network (fail closed).
+    phase's policy (TaskConfig.verifier_network, after harbor/trial/network_policy.py):
+    `[verifier] network_mode` when the task sets it, else `[environment] network_mode`, which
+    Harbor's deprecated `allow_internet` sets where neither network_mode nor allowed_hosts is
+    written. The loader refuses a network Harbor does not know; anything else grades with no
+    network (fail closed).
     """
-    verifier = (config.verifier.model_extra or {}).get("network_mode")
-    if verifier is not None:
-        return verifier if verifier in NETWORKS else NETWORK_NONE
-    environment = config.environment
-    if not {"network_mode", "allowed_hosts"} & environment.model_fields_set:
-        allow = (environment.model_extra or {}).get("allow_internet")
-        if isinstance(allow, bool):
-            return NETWORK_PUBLIC if allow else NETWORK_NONE
-    return environment.network_mode
+    network = config.verifier_network().network_mode
+    return network if network in NETWORKS else NETWORK_NONE
 
 
 def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:

@@ -109,7 +109,7 @@ async def grade(ctx: TrialContext, status: BuzzTrialStatus) -> Graded:
     await upload_files(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir))
     seconds = ctx.spec.deadlines.verifier_seconds
     try:
-        ran = await sh(ctx, pod, run_verifier(seconds), timeout_s=seconds + 30)
+        ran = await sh(ctx, pod, run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
     except TimeoutError as exc:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
     if ran.last_line() in ("exit 124", "exit 137"):

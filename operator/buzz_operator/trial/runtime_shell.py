@@ -10,6 +10,7 @@ environment variables on the exec's stdin.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 
 from buzz_operator.condition.paths import (
     REMOTE_BIN,
@@ -134,10 +135,13 @@ def read_logs(seat_id: str) -> str:
     return f"cat {remote_stdout_log(seat_id)} {remote_stderr_log(seat_id)} 2>/dev/null; true"
 
 
-def run_verifier(timeout_s: int) -> str:
-    """tests/test.sh with the verifier timeout; its output kept where Harbor keeps it."""
+def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:
+    """tests/test.sh with the verifier timeout and task.toml's `[verifier] env` (literal values
+    only: the loader refuses Harbor's host templates); its output kept where Harbor keeps it."""
+    assigned = "".join(f"{shlex.quote(f'{key}={value}')} " for key, value in sorted((env or {}).items()))
     return (
         "mkdir -p /logs/verifier && "
-        f"timeout -k 5 {timeout_s} bash /tests/test.sh >/logs/verifier/test-stdout.txt "
+        f"{'env ' + assigned if assigned else ''}timeout -k 5 {timeout_s} bash /tests/test.sh "
+        ">/logs/verifier/test-stdout.txt "
         "2>/logs/verifier/test-stderr.txt; echo \"exit $?\""
     )

@@ -82,7 +82,24 @@ def test_image_ref_uses_the_environment_digest(tmp_path: Path) -> None:
     assert ref == f"registry.local:5000/buzz-native-reply-to-thread:{task.env_digest[:16]}"
 
 
-def test_image_ref_rejects_names_that_are_not_oci(tmp_path: Path) -> None:
+def test_image_ref_sanitises_names_that_are_not_oci(tmp_path: Path) -> None:
+    # a folder (or `[task].name`) Harbor accepts but OCI does not: lowercased, runs of other
+    # characters one "-", as Harbor sanitises its Kubernetes names; the tag stays the content's
     task = load_task(make_task(tmp_path, name="Hello_World"))
-    with pytest.raises(TaskError, match="not a valid OCI name"):
-        task.image_ref("registry.local", "suite")
+    assert task.image_ref("registry.local", "suite") == f"registry.local/suite-hello-world:{task.env_digest[:16]}"
+    # a valid repository is kept exactly (every name accepted before keeps its image)
+    assert task.image_ref("r", "suite").startswith("r/suite-hello-world:")
+
+
+def test_image_ref_uses_the_short_name_of_task_name(tmp_path: Path) -> None:
+    task = load_task(make_task(tmp_path, name="folder", toml='[task]\nname = "Acme/Log.Parse"\n'))
+    assert task.name == "folder" and task.harbor_name == "Acme/Log.Parse" and task.short_name == "Log.Parse"
+    assert task.image_ref("r", "suite") == f"r/suite-log-parse:{task.env_digest[:16]}"
+    plain = load_task(make_task(tmp_path, name="my_task.v2"))
+    assert plain.image_ref("r", "ds") == f"r/ds-my_task.v2:{plain.env_digest[:16]}"
+
+
+def test_image_ref_refuses_a_name_with_nothing_left(tmp_path: Path) -> None:
+    task = load_task(make_task(tmp_path, name="_"))
+    with pytest.raises(TaskError, match="empty once sanitised"):
+        task.image_ref("r", "")

@@ -14,24 +14,29 @@ from tests.unit.dataset.task_factory import make_task
 def test_harbor_defaults_apply_where_unspecified(tmp_path: Path) -> None:
     task = load_task(make_task(tmp_path))
     config = task.config
-    assert config.agent.timeout_sec == 600.0
+    # Harbor 0.25.0: no agent limit, verifier and build 600 s, resources unset, public network
+    assert config.agent.timeout_sec is None
     assert config.verifier.timeout_sec == 600.0
     env = config.environment
-    assert (env.build_timeout_sec, env.cpus, env.memory_mb, env.storage_mb) == (600.0, 1, 2048, 10240)
+    assert (env.build_timeout_sec, env.cpus, env.memory_mb, env.storage_mb) == (600.0, None, None, None)
+    # ... and what the operator gives a container where task.toml is silent
+    assert env.resources() == (1.0, 2048, 10240)
     assert env.network_mode == "public"
     assert env.docker_image is None
     assert config.metadata == {}
     assert not task.buzz.native and task.buzz.directory == []
     assert task.solution_dir is None
     assert task.instruction == "Do the thing.\n"
-    assert task.name == "demo-task" and task.tests_dir == tmp_path / "demo-task" / "tests"
+    assert task.name == task.harbor_name == task.short_name == "demo-task"
+    assert task.tests_dir == tmp_path / "demo-task" / "tests"
 
 
 def test_unknown_harbor_keys_are_kept(tmp_path: Path) -> None:
-    toml = 'version = "1.0"\n[environment]\ngpus = 0\nworkdir = "/app"\n[agent]\ntimeout_sec = 120\n'
+    toml = 'version = "1.0"\n[environment]\ngpus = 0\nfuture_knob = "x"\n[agent]\ntimeout_sec = 120\n'
     task = load_task(make_task(tmp_path, toml=toml))
     assert task.config.agent.timeout_sec == 120.0
-    assert task.config.environment.model_extra == {"gpus": 0, "workdir": "/app"}
+    assert task.config.environment.gpus == 0
+    assert task.config.environment.model_extra == {"future_knob": "x"}
 
 
 def test_solution_dir_is_found(tmp_path: Path) -> None:

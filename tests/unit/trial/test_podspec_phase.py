@@ -7,8 +7,9 @@ import tomllib
 
 import pytest
 from buzz_operator.api import labels as L
-from buzz_operator.dataset.config import TaskConfig
+from buzz_operator.dataset.config import TaskConfig, VerifierSection
 from buzz_operator.trial.podspec import NETWORKS, grading_labels, grading_network, pod_labels, policy_labels
+from pydantic import ValidationError
 
 
 def config(toml: str) -> TaskConfig:
@@ -28,14 +29,25 @@ def config(toml: str) -> TaskConfig:
         ("[environment]\nallow_internet = false", "no-network"),
         ("[environment]\nallow_internet = true", "public"),
         ('[environment]\nallow_internet = false\nnetwork_mode = "public"', "public"),
-        # a verifier network this project does not know grades sealed
-        ('[verifier]\nnetwork_mode = "offline"', "no-network"),
+        # ... or allowed_hosts (Harbor's handle_deprecated_environment_allow_internet)
+        ('[environment]\nallow_internet = true\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]', "allowlist"),
+        # the agents' override is the agents' phase, not the verifier's
+        ('[agent]\nnetwork_mode = "no-network"', "public"),
     ],
     ids=["default", "no-network", "allowlist", "verifier-override", "verifier-sealed", "allow-internet-false",
-         "allow-internet-true", "network-mode-wins", "unknown-fails-closed"],
+         "allow-internet-true", "network-mode-wins", "allowed-hosts-wins", "agent-override-only"],
 )
 def test_grading_network_is_harbors_verifier_phase_policy(toml: str, network: str) -> None:
     assert grading_network(config(toml)) == network
+
+
+def test_an_unknown_network_is_refused_and_would_grade_sealed() -> None:
+    with pytest.raises(ValidationError) as caught:
+        config('[verifier]\nnetwork_mode = "offline"')
+    assert [e["loc"] for e in caught.value.errors()] == [("verifier", "network_mode")]
+    # a config that got past the loader some other way still fails closed
+    forged = config("").model_copy(update={"verifier": VerifierSection.model_construct(network_mode="offline")})
+    assert grading_network(forged) == "no-network"
 
 
 def test_the_builtin_tasks_grade_with_the_network_they_declare() -> None:

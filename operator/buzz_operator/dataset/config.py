@@ -85,22 +85,22 @@ class NetworkPolicy:
     allowed_hosts: tuple[str, ...] = ()
 
 
-def _check_hosts(hosts: list[str] | None) -> list[str] | None:
+def _check_hosts(hosts: list[str] | None, info: ValidationInfo) -> list[str] | None:
+    """allowed_hosts as Harbor validates them: each entry normalised, and (Harbor's
+    _validate_network_policy_fields) only with an allowlist — with a phase override only when
+    the override names its mode. Checked here, after network_mode (declared first), so the error
+    names allowed_hosts; a network_mode that failed its own check is not in ``info.data``."""
     if hosts is None:
         return None
     try:
-        return normalize_allowed_hosts(hosts)
+        normalized = normalize_allowed_hosts(hosts)
     except ValueError as error:
         raise invalid(str(error)) from None
-
-
-def _check_policy(network_mode: str | None, allowed_hosts: list[str] | None) -> None:
-    # Harbor's _validate_network_policy_fields: hosts only with an allowlist, and with a phase
-    # override only when the override names its mode.
-    if (network_mode is None and allowed_hosts is not None) or (
-        network_mode is not None and network_mode != NETWORK_ALLOWLIST and allowed_hosts
-    ):
-        raise invalid("allowed_hosts is only valid when network_mode='allowlist'")
+    if "network_mode" in info.data:
+        network_mode = info.data["network_mode"]
+        if network_mode is None or (network_mode != NETWORK_ALLOWLIST and normalized):
+            raise invalid("allowed_hosts is only valid when network_mode='allowlist'")
+    return normalized
 
 
 class _PhaseNetwork(_Section):
@@ -112,13 +112,8 @@ class _PhaseNetwork(_Section):
 
     @field_validator("allowed_hosts")
     @classmethod
-    def _hosts(cls, hosts: list[str] | None) -> list[str] | None:
-        return _check_hosts(hosts)
-
-    @model_validator(mode="after")
-    def _policy(self) -> _PhaseNetwork:
-        _check_policy(self.network_mode, self.allowed_hosts)
-        return self
+    def _hosts(cls, hosts: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return _check_hosts(hosts, info)
 
     def explicit_policy(self) -> NetworkPolicy | None:
         if self.network_mode is None:
@@ -345,12 +340,11 @@ class EnvironmentSection(_Section):
 
     @field_validator("allowed_hosts")
     @classmethod
-    def _hosts(cls, hosts: list[str] | None) -> list[str] | None:
-        return _check_hosts(hosts)
+    def _hosts(cls, hosts: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return _check_hosts(hosts, info)
 
     @model_validator(mode="after")
     def _resolve(self) -> EnvironmentSection:
-        _check_policy(self.network_mode, self.allowed_hosts)
         for legacy, field in (("memory", "memory_mb"), ("storage", "storage_mb")):
             size = getattr(self, legacy)
             if size is not None and getattr(self, field) is None:

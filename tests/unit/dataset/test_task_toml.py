@@ -195,10 +195,11 @@ def test_allowed_hosts_are_normalised_as_harbor_does(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "field"),
     [
-        ('[environment]\nallowed_hosts = ["pypi.org"]', "environment"),
-        ('[environment]\nnetwork_mode = "public"\nallowed_hosts = ["pypi.org"]', "environment"),
-        ('[verifier]\nallowed_hosts = ["pypi.org"]', "verifier"),
-        ('[agent]\nnetwork_mode = "public"\nallowed_hosts = ["pypi.org"]', "agent"),
+        ('[environment]\nallowed_hosts = ["pypi.org"]', "environment.allowed_hosts"),
+        ('[environment]\nnetwork_mode = "public"\nallowed_hosts = ["pypi.org"]', "environment.allowed_hosts"),
+        ('[verifier]\nallowed_hosts = ["pypi.org"]', "verifier.allowed_hosts"),
+        ('[verifier]\nallowed_hosts = []', "verifier.allowed_hosts"),
+        ('[agent]\nnetwork_mode = "public"\nallowed_hosts = ["pypi.org"]', "agent.allowed_hosts"),
         ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["https://pypi.org"]', "environment.allowed_hosts"),
         ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org:443"]', "environment.allowed_hosts"),
         ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["a.*.org"]', "environment.allowed_hosts"),
@@ -213,8 +214,13 @@ def test_allowed_hosts_are_normalised_as_harbor_does(tmp_path: Path) -> None:
 def test_bad_networks_are_refused_naming_the_field(tmp_path: Path, toml: str, field: str) -> None:
     error = refused(tmp_path, toml + "\n")
     assert error.field == field
-    if field in ("environment", "verifier", "agent"):
+    if field.endswith(".allowed_hosts") and "allowlist" not in toml:
         assert "allowed_hosts is only valid when network_mode='allowlist'" in str(error)
+
+
+def test_a_bad_network_mode_is_the_only_error_beside_its_hosts(tmp_path: Path) -> None:
+    error = refused(tmp_path, '[environment]\nnetwork_mode = "bridge"\nallowed_hosts = ["pypi.org"]\n')
+    assert error.field == "environment.network_mode"
 
 
 # --- [agent], [verifier] -------------------------------------------------------------------------

@@ -107,6 +107,7 @@ REFUSED_BY_HARBOR: dict[str, Entry] = {
     "cpus-infinite": entry("[environment]\ncpus = inf\n"),
     "unknown-os": entry('[environment]\nos = "plan9"\n'),
     "no-test-script": entry("", {"tests/run.sh": "true\n"}),
+    "link-out-of-task": entry(""),
     "shared-with-environment": entry('[verifier]\nenvironment_mode = "shared"\n[verifier.environment]\ncpus = 1\n'),
     "unknown-strategy": entry('multi_step_reward_strategy = "best"\n'),
 }
@@ -146,6 +147,9 @@ def build(parent: Path, entries: dict[str, Entry]) -> dict[str, Path]:
                          **({"instruction": overrides["instruction.md"]} if overrides else {}))  # type: ignore[arg-type]
         if name == "no-test-script":
             (root / "tests" / "test.sh").unlink()
+        if name == "link-out-of-task":  # tests/ is copied into the container: a link out would carry host files
+            (parent / "outside.txt").write_text("host file\n")
+            (root / "tests" / "data.txt").symlink_to(parent / "outside.txt")
         roots[name] = root
     return roots
 

@@ -111,6 +111,27 @@ def _read_config(path: Path) -> TaskConfig:
         raise TaskError.from_validation(error, source=path) from error
 
 
+def _inside_the_task(tree: Path, root: Path) -> None:
+    """Harbor's `validate_input_tree` for tests/ and solution/: every path, through links too,
+    stays inside the task, and directory links form no cycle. tests/ is copied into the trial's
+    container, so a link out of the task would carry the operator's own files there."""
+    task_root = root.resolve()
+
+    def visit(candidate: Path, ancestors: frozenset[Path]) -> None:
+        resolved = candidate.resolve()
+        if not resolved.is_relative_to(task_root):
+            raise TaskError("input paths must stay within the task (a link leads out of it)", source=candidate)
+        if not candidate.is_dir():
+            return
+        if resolved in ancestors:
+            raise TaskError("input directory links must not form cycles", source=candidate)
+        for child in sorted(candidate.iterdir()):
+            visit(child, ancestors | {resolved})
+
+    if tree.exists() or tree.is_symlink():
+        visit(tree, frozenset())
+
+
 def _require(path: Path, what: str, *, directory: bool) -> None:
     present = path.is_dir() if directory else path.is_file()
     if not present:
@@ -125,6 +146,8 @@ def load_task(path: Path | str) -> Task:
     _require(root / INSTRUCTION, INSTRUCTION, directory=False)
     _require(root / CONFIG, CONFIG, directory=False)
     _require(root / TESTS, f"{TESTS}/ directory", directory=True)
+    _inside_the_task(root / TESTS, root)
+    _inside_the_task(root / SOLUTION, root)
     # Harbor's Task refuses a Linux task without tests/test.sh, which is what the verifier runs.
     _require(root / TESTS / TEST_SCRIPT, f"{TESTS}/{TEST_SCRIPT}", directory=False)
 

@@ -324,3 +324,27 @@ def test_leading_canary_lines_are_not_the_instruction(tmp_path: Path) -> None:
     assert load(tmp_path, "", instruction=text).instruction == "Do the thing.\n"
     with pytest.raises(TaskError, match="instruction is empty"):
         load(tmp_path / "only", "", instruction="# canary GUID\n\n")
+
+
+@pytest.mark.parametrize("where", ["tests/secret", "solution/secret", "tests/deep/er"])
+def test_links_out_of_the_task_are_refused(tmp_path: Path, where: str) -> None:
+    # Harbor's validate_input_tree: tests/ is copied into the container, so a link out of the
+    # task would carry the operator's files there
+    outside = tmp_path / "outside.txt"
+    outside.write_text("operator secret\n")
+    root = make_task(tmp_path / "d", extra={"solution/solve.sh": "true\n"})
+    link = root / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    with pytest.raises(TaskError, match="must stay within the task") as caught:
+        load_task(root)
+    assert caught.value.source == str(link)
+
+
+def test_links_inside_the_task_are_fine_and_cycles_are_refused(tmp_path: Path) -> None:
+    root = make_task(tmp_path, extra={"tests/data/a.txt": "a\n"})
+    (root / "tests" / "same.txt").symlink_to(root / "tests" / "data" / "a.txt")
+    assert load_task(root).tests_dir == root / "tests"
+    (root / "tests" / "data" / "loop").symlink_to(root / "tests")
+    with pytest.raises(TaskError, match="must not form cycles"):
+        load_task(root)

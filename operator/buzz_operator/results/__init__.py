@@ -3,9 +3,13 @@
 Per-(condition, hash) summary rows with the seed summariser's flags (buzz-harness.md §6.5),
 the failures list, the JSON document and its schema, Harbor job-directory documents with the
 leaderboard metadata.yaml (§6.2, anchors.md §A1), the channel transcript as a thread, and the
-HTML report. Pure: bundle files come in as bytes from the caller; no kube, network or storage.
+HTML report; the statistics (intervals, paired comparisons of sweeps: docs/statistics.md).
+Pure: bundle files come in as bytes from the caller; no kube, network or storage.
 """
 
+from buzz_operator.results.compare import CompareError, Side, comparison_document, side
+from buzz_operator.results.compare_schema import COMPARE_SCHEMA
+from buzz_operator.results.condition_stats import ConditionStats
 from buzz_operator.results.document import (
     CSV_COLUMNS,
     bundle_url,
@@ -19,19 +23,26 @@ from buzz_operator.results.harbor_job import job_config, job_result, job_stats, 
 from buzz_operator.results.notes import caveats
 from buzz_operator.results.report import render_report
 from buzz_operator.results.schema import SUMMARY_SCHEMA
+from buzz_operator.results.statistics import Resampling
 from buzz_operator.results.summary import ConditionRow, SweepSummary, group, summarize
 from buzz_operator.results.sweep_files import summarize_sweep
 from buzz_operator.results.transcript import render_thread, thread
 from buzz_operator.results.trial import TrialRecord, read_trial
 
 __all__ = [
+    "COMPARE_SCHEMA",
     "CSV_COLUMNS",
     "SUMMARY_SCHEMA",
+    "CompareError",
     "ConditionRow",
+    "ConditionStats",
+    "Resampling",
+    "Side",
     "SweepSummary",
     "TrialRecord",
     "bundle_url",
     "caveats",
+    "comparison_document",
     "csv_rows",
     "failure_reason",
     "failures",
@@ -43,6 +54,7 @@ __all__ = [
     "read_trial",
     "render_report",
     "render_thread",
+    "side",
     "split_trial_key",
     "summarize",
     "summarize_sweep",

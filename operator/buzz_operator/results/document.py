@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .condition_stats import ConditionStats
+from .statistics import Resampling
 from .summary import ConditionRow, SweepSummary
 from .trial import TrialRecord
 
-DOCUMENT_VERSION = 2  # 2: rows, failures and trial rows carry the stack digest
+# 2: rows, failures and trial rows carry the stack digest; 3: rows carry their statistics
+DOCUMENT_VERSION = 3
 
 CSV_COLUMNS = (
     "condition", "manifest_sha256", "agents", "n", "pass_rate",
@@ -29,7 +32,7 @@ def bundle_url(store_url: str, sweep: str, trial: str) -> str:
     return f"{store_url.rstrip('/')}/{sweep}/{trial}"
 
 
-def row_document(row: ConditionRow) -> dict[str, Any]:
+def row_document(row: ConditionRow, resampling: Resampling = Resampling()) -> dict[str, Any]:
     return {
         "condition": row.condition,
         "manifest_sha256": row.manifest_sha256,
@@ -57,6 +60,8 @@ def row_document(row: ConditionRow) -> dict[str, Any]:
         },
         "timeout_multipliers": row.timeout_multipliers,
         "flags": row.flags,
+        # the figures with their intervals, over the trials whose score stands (condition_stats.py)
+        "statistics": ConditionStats.of(row.trials).document(resampling),
     }
 
 
@@ -121,7 +126,12 @@ def trial_document(trial: TrialRecord, store_url: str, sweep: str) -> dict[str, 
 
 
 def summary_document(
-    summary: SweepSummary, store_url: str, *, with_failures: bool = False, with_trials: bool = False
+    summary: SweepSummary,
+    store_url: str,
+    *,
+    with_failures: bool = False,
+    with_trials: bool = False,
+    resampling: Resampling = Resampling(),
 ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "version": DOCUMENT_VERSION,
@@ -130,7 +140,8 @@ def summary_document(
         "trials": len(summary.trials),
         "unfinished": list(summary.unfinished),
         "skipped": list(summary.skipped),
-        "conditions": [row_document(row) for row in summary.rows],
+        "resampling": resampling.document(),
+        "conditions": [row_document(row, resampling) for row in summary.rows],
     }
     if with_failures:
         doc["failures"] = failures(summary, store_url)

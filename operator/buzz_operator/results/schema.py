@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .document import DOCUMENT_VERSION
+from .stats_schema import RESAMPLING, STATISTICS
 
 _NUM = {"type": "number"}
 _COUNT = {"type": "integer", "minimum": 0}
@@ -68,6 +69,7 @@ CONDITION_ROW = _object(
                 "pattern": r"^(timeout|LAUNCH-FAILED|error|ROUND-CAPPED|unpriced|VERIFIER-BROKEN|no-done|SECRETS|clock)×[0-9.e+-]+$",
             },
         },
+        "statistics": STATISTICS,
     }
 )
 
@@ -109,7 +111,7 @@ TRIAL_ROW = _object(
 
 SUMMARY_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://bench.buzz.dev/schemas/buzzctl-sweep-summary-v2.json",
+    "$id": "https://bench.buzz.dev/schemas/buzzctl-sweep-summary-v3.json",
     "title": "buzzctl sweep summary",
     **_object(
         {
@@ -119,6 +121,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
             "trials": _COUNT,
             "unfinished": {"type": "array", "items": _STR},
             "skipped": {"type": "array", "items": _STR},
+            "resampling": RESAMPLING,
             "conditions": {"type": "array", "items": CONDITION_ROW},
             "failures": {"type": "array", "items": FAILURE},
             "trial_rows": {"type": "array", "items": TRIAL_ROW},

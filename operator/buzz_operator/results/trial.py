@@ -63,6 +63,8 @@ class TrialRecord:
     finished_at: str | None = None
     # suspected secrets the bundle's scan found (summary.json secret_scan.findings): SECRETS×n
     secret_findings: int = 0
+    # result.json task_checksum: the task's content digest, which a comparison pairs on
+    task_digest: str = ""
 
     @property
     def tokens(self) -> int:
@@ -238,4 +240,5 @@ def read_trial(
         started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
         finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,
         secret_findings=secret_findings(trial_files),
+        task_digest=str(data.get("task_checksum") or ""),
     )

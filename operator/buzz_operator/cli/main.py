@@ -2,7 +2,7 @@
 
 import typer
 
-from buzz_operator.cli import bundle, condition, dataset, ledger, report, sweep, trial
+from buzz_operator.cli import bundle, compare, condition, dataset, ledger, report, sweep, trial
 from buzz_operator.cli.exits import EXIT_CODES_HELP
 
 app = typer.Typer(
@@ -15,3 +15,4 @@ app.add_typer(sweep.app, name="sweep", help="Sweeps: create, watch, summarize, e
 app.add_typer(trial.app, name="trial", help="Trials: seat logs, the transcript as a thread, the bundle.")
 app.add_typer(dataset.app, name="dataset", help="Datasets in the object store: push, list.")
 app.command("report", epilog=EXIT_CODES_HELP)(report.report)
+app.command("compare", epilog=EXIT_CODES_HELP)(compare.compare)

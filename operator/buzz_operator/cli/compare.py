@@ -1,0 +1,98 @@
+"""buzzctl compare SWEEP_A SWEEP_B [...] — each later sweep paired by task against the first
+(results/compare.py), from the bundles and lock.json in storage alone, as ``sweep summary``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+
+from buzz_operator.cli.compare_table import render
+from buzz_operator.cli.exits import fail
+from buzz_operator.cli.options import NamespaceOption
+from buzz_operator.cli.output import Format, OutputOption, emit
+from buzz_operator.cli.stores import StoreOption, guarded
+from buzz_operator.cli.sweep_results import LoadedSweep, load_summary
+from buzz_operator.results import COMPARE_SCHEMA, CompareError, Resampling, comparison_document, side
+from buzz_operator.results.compare import Side
+from buzz_operator.results.trial import load_json
+from buzz_operator.storage import ObjectNotFound
+
+LOCK = "lock.json"  # storage/layout.py LOCK, beside the sweep's config.json
+
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resamples.")]
+ResamplesOption = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples (>= 100).")]
+
+
+async def read_lock(loaded: LoadedSweep, sweep: str) -> dict[str, Any]:
+    """The sweep's lock.json (task and stack digests); {} when it has none (an earlier build)."""
+    key = f"{sweep}/{LOCK}"
+
+    async def get() -> bytes:
+        try:
+            return await loaded.store.get(key)
+        except ObjectNotFound:
+            return b""
+
+    return load_json(await guarded(f"reading {loaded.store_url}/{key}", get()))
+
+
+async def load_side(name: str, store: str | None, namespace: str) -> Side:
+    loaded = await load_summary(name, store, namespace)
+    try:
+        return side(loaded.summary, loaded.store_url, await read_lock(loaded, name))
+    except CompareError as error:
+        fail(str(error))
+
+
+async def load_sides(names: list[str], store: str | None, namespace: str) -> list[Side]:
+    return [await load_side(name, store, namespace) for name in names]
+
+
+def build(names: list[str], store: str | None, namespace: str, resampling: Resampling) -> dict[str, Any]:
+    """The comparison document of the named sweeps; a refused pairing is a user error."""
+    if len(names) < 2:
+        fail("SWEEPS: compare needs at least two sweeps (the first is the baseline)")
+    sides = asyncio.run(load_sides(names, store, namespace))
+    try:
+        return comparison_document(sides, resampling)
+    except CompareError as error:
+        fail(str(error))
+
+
+def resampling_of(seed: int, resamples: int) -> Resampling:
+    try:
+        return Resampling(resamples=resamples, seed=seed)
+    except ValueError as error:
+        fail(f"--resamples: {error}")
+
+
+def compare(
+    sweeps: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="SWEEP_A SWEEP_B [...]",
+            help="The baseline sweep, then the sweeps compared with it.",
+            show_default=False,
+        ),
+    ] = None,
+    output: OutputOption = Format.TABLE,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+    seed: SeedOption = 0,
+    resamples: ResamplesOption = 2000,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON Schema of -o json and exit.")
+    ] = False,
+) -> None:
+    """Pair sweeps by task against the first: the difference in pass rate with its 95 % interval
+    (paired bootstrap over tasks) and an exact sign-flip p-value, wins/losses/ties by task, the
+    cost difference, and the same per verifier dimension (docs/statistics.md). Refuses sweeps
+    whose task digests differ; warns when their stacks differ."""
+    if schema:
+        typer.echo(json.dumps(COMPARE_SCHEMA, indent=2))
+        return
+    document = build(list(sweeps or []), store, namespace, resampling_of(seed, resamples))
+    emit(document, output, table=lambda console: render(console, document))

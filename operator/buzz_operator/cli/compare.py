@@ -39,23 +39,23 @@ async def read_lock(loaded: LoadedSweep, sweep: str) -> dict[str, Any]:
     return load_json(await guarded(f"reading {loaded.store_url}/{key}", get()))
 
 
-async def load_side(name: str, store: str | None, namespace: str) -> Side:
-    loaded = await load_summary(name, store, namespace)
-    try:
-        return side(loaded.summary, loaded.store_url, await read_lock(loaded, name))
-    except CompareError as error:
-        fail(str(error))
-
-
-async def load_sides(names: list[str], store: str | None, namespace: str) -> list[Side]:
-    return [await load_side(name, store, namespace) for name in names]
-
-
-def build(names: list[str], store: str | None, namespace: str, resampling: Resampling) -> dict[str, Any]:
-    """The comparison document of the named sweeps; a refused pairing is a user error."""
+async def load(names: list[str], store: str | None, namespace: str) -> list[tuple[LoadedSweep, Side]]:
+    """Each named sweep's summary and its side of the comparison; a sweep that is not one
+    experiment (several condition rows) is a user error."""
     if len(names) < 2:
         fail("SWEEPS: compare needs at least two sweeps (the first is the baseline)")
-    sides = asyncio.run(load_sides(names, store, namespace))
+    out = []
+    for name in names:
+        loaded = await load_summary(name, store, namespace)
+        try:
+            out.append((loaded, side(loaded.summary, loaded.store_url, await read_lock(loaded, name))))
+        except CompareError as error:
+            fail(str(error))
+    return out
+
+
+def document_of(sides: list[Side], resampling: Resampling) -> dict[str, Any]:
+    """The comparison document; a refused pairing is a user error."""
     try:
         return comparison_document(sides, resampling)
     except CompareError as error:
@@ -94,5 +94,7 @@ def compare(
     if schema:
         typer.echo(json.dumps(COMPARE_SCHEMA, indent=2))
         return
-    document = build(list(sweeps or []), store, namespace, resampling_of(seed, resamples))
+    resampling = resampling_of(seed, resamples)
+    loaded = asyncio.run(load(list(sweeps or []), store, namespace))
+    document = document_of([s for _, s in loaded], resampling)
     emit(document, output, table=lambda console: render(console, document))

@@ -21,7 +21,7 @@ from buzz_operator.results.document import (
 from buzz_operator.results.files import split_trial_key, summary_needs
 from buzz_operator.results.harbor_job import job_config, job_result, job_stats, leaderboard_metadata
 from buzz_operator.results.notes import caveats
-from buzz_operator.results.report import render_report
+from buzz_operator.results.report import render_comparison_report, render_report
 from buzz_operator.results.schema import SUMMARY_SCHEMA
 from buzz_operator.results.statistics import Resampling
 from buzz_operator.results.summary import ConditionRow, SweepSummary, group, summarize
@@ -52,6 +52,7 @@ __all__ = [
     "job_stats",
     "leaderboard_metadata",
     "read_trial",
+    "render_comparison_report",
     "render_report",
     "render_thread",
     "side",

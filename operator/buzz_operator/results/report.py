@@ -1,6 +1,8 @@
-"""``buzzctl report``: one self-contained HTML page of a sweep — the summary table, reward and
-cost per condition as plotly charts (plotly.js embedded inline, so the file opens offline and
-can be mailed), the caveats, and one row per trial linking to its bundle.
+"""``buzzctl report``: one self-contained HTML page of a sweep — the summary table, each
+condition's statistics with their intervals and its verifier dimensions (compare_report.py),
+reward and cost per condition as plotly charts (plotly.js embedded inline, so the file opens
+offline and can be mailed), the caveats, and one row per trial linking to its bundle. Of several
+sweeps: the comparison first (differences, forest plot, cost vs pass rate), then each sweep.
 
 Pure: the summary document (document.py, with trial rows) in, HTML text out.
 """
@@ -14,6 +16,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from .compare_report import behaviour_table, comparison_section, statistics_table
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d2433}
 h1{font-size:1.5rem;margin-bottom:.2rem} .sub{color:#5b6478;margin-top:0}
@@ -22,6 +26,7 @@ th,td{border:1px solid #d8dce6;padding:.3rem .6rem;text-align:right}
 th{background:#f2f4f8} td.l,th.l{text-align:left}
 .flags{color:#b3261e;font-weight:600} .ok{color:#1e7b34} .notes li{margin:.3rem 0}
 .charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:1rem} .chart{min-width:0}
+.plot{margin:1rem 0} .headline{max-width:60rem} section.sweep{border-top:2px solid #d8dce6;margin-top:2rem}
 """
 
 
@@ -44,7 +49,7 @@ def _figure_html(figure: go.Figure, div_id: str) -> str:
     )
 
 
-def reward_chart(rows: Sequence[Mapping[str, Any]]) -> str:
+def reward_chart(rows: Sequence[Mapping[str, Any]], div_id: str = "reward-chart") -> str:
     labels = [_label(r) for r in rows]
     figure = go.Figure()
     figure.add_bar(name="mean reward", x=labels, y=[r["pass_rate"] for r in rows])
@@ -52,16 +57,16 @@ def reward_chart(rows: Sequence[Mapping[str, Any]]) -> str:
     for k in ks:
         figure.add_bar(name=f"pass@{k}", x=labels, y=[r["pass_at_k"].get(k) for r in rows])
     figure.update_layout(title="Reward per condition", barmode="group", yaxis={"range": [0, 1.05]})
-    return _figure_html(figure, "reward-chart")
+    return _figure_html(figure, div_id)
 
 
-def cost_chart(rows: Sequence[Mapping[str, Any]]) -> str:
+def cost_chart(rows: Sequence[Mapping[str, Any]], div_id: str = "cost-chart") -> str:
     labels = [_label(r) for r in rows]
     figure = go.Figure()
     figure.add_bar(name="$/trial floor", x=labels, y=[r["cost_usd"]["per_trial"]["floor"] for r in rows])
     figure.add_bar(name="$/trial ceiling", x=labels, y=[r["cost_usd"]["per_trial"]["ceiling"] for r in rows])
     figure.update_layout(title="Cost per trial (USD, floor and ceiling)", barmode="group")
-    return _figure_html(figure, "cost-chart")
+    return _figure_html(figure, div_id)
 
 
 def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -110,14 +115,14 @@ def _trial_table(trials: Sequence[Mapping[str, Any]]) -> str:
     return f"<table id=trials>{head}{''.join(body)}</table>"
 
 
-def render_report(document: Mapping[str, Any], caveats: Sequence[str] = ()) -> str:
-    """The page for a summary document built with trial rows (``summary_document(with_trials=True)``)."""
+def _sweep_body(document: Mapping[str, Any], caveats: Sequence[str], prefix: str = "") -> str:
+    """The sections of one sweep; ``prefix`` keeps element ids apart when a page holds several."""
     rows = document["conditions"]
     trials = document.get("trial_rows") or []
     unfinished = document.get("unfinished") or []
-    sweep = _e(document["sweep"])
     charts = (
-        f"<div class=charts><div class=chart>{reward_chart(rows)}</div><div class=chart>{cost_chart(rows)}</div></div>"
+        f"<div class=charts><div class=chart>{reward_chart(rows, f'{prefix}reward-chart')}</div>"
+        f"<div class=chart>{cost_chart(rows, f'{prefix}cost-chart')}</div></div>"
         if rows
         else "<p>No committed trials yet: nothing to chart.</p>"
     )
@@ -127,13 +132,48 @@ def render_report(document: Mapping[str, Any], caveats: Sequence[str] = ()) -> s
         if unfinished
         else ""
     )
+    labelled = [(_label(r), r["statistics"]) for r in rows]
+    stats = (
+        f"<h2>Statistics</h2>{statistics_table(labelled, f'{prefix}statistics')}"
+        f"<h3>Per behaviour (verifier dimension)</h3>{behaviour_table(labelled, f'{prefix}behaviours')}"
+        if rows
+        else ""
+    )
+    summary = _summary_table(rows).replace("<table id=summary>", f"<table id={prefix}summary>", 1)
+    trial_table = _trial_table(trials).replace("<table id=trials>", f"<table id={prefix}trials>", 1)
+    return (
+        f"<p class=sub>{document['trials']} committed trial(s) from "
+        f"<code>{_e(document['store'])}</code></p>{pending}"
+        f"<h2>Per condition</h2>{summary}"
+        f"{'<ul class=notes>' + notes + '</ul>' if notes else ''}"
+        f"{stats}{charts}<h2>Trials</h2>{trial_table}"
+    )
+
+
+def _page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-        f"<title>buzz sweep {sweep}</title><style>{_CSS}</style>"
-        f"<script>{get_plotlyjs()}</script></head><body>"
-        f"<h1>Sweep {sweep}</h1><p class=sub>{document['trials']} committed trial(s) from "
-        f"<code>{_e(document['store'])}</code></p>{pending}"
-        f"<h2>Per condition</h2>{_summary_table(rows)}"
-        f"{'<ul class=notes>' + notes + '</ul>' if notes else ''}"
-        f"{charts}<h2>Trials</h2>{_trial_table(trials)}</body></html>\n"
+        f"<title>{_e(title)}</title><style>{_CSS}</style>"
+        f"<script>{get_plotlyjs()}</script></head><body>{body}</body></html>\n"
+    )
+
+
+def render_report(document: Mapping[str, Any], caveats: Sequence[str] = ()) -> str:
+    """The page for a summary document built with trial rows (``summary_document(with_trials=True)``)."""
+    sweep = _e(document["sweep"])
+    return _page(f"buzz sweep {document['sweep']}", f"<h1>Sweep {sweep}</h1>{_sweep_body(document, caveats)}")
+
+
+def render_comparison_report(
+    documents: Sequence[Mapping[str, Any]], caveats: Sequence[Sequence[str]], comparison: Mapping[str, Any]
+) -> str:
+    """The page of several sweeps: the comparison (compare.py's document), then each sweep."""
+    names = [str(d["sweep"]) for d in documents]
+    sections = "".join(
+        f"<section class=sweep id=sweep-{i}><h2>Sweep {_e(d['sweep'])}</h2>{_sweep_body(d, notes, f'sweep-{i}-')}</section>"
+        for i, (d, notes) in enumerate(zip(documents, caveats, strict=True), 1)
+    )
+    return _page(
+        f"buzz sweeps {', '.join(names)}",
+        f"<h1>Sweeps {_e(' vs '.join(names))}</h1>{comparison_section(comparison)}{sections}",
     )

@@ -65,6 +65,7 @@ HONOURED: dict[str, Entry] = {
     "allow-internet-under-allowed-hosts": entry(
         '[environment]\nallow_internet = true\nnetwork_mode = "allowlist"\nallowed_hosts = ["PyPI.org.", "10.1.0.0/16"]\n'
     ),
+    "allow-internet-under-empty-hosts": entry("[environment]\nallow_internet = false\nallowed_hosts = []\n"),
     "verifier-override": entry(
         '[environment]\nnetwork_mode = "no-network"\n'
         '[verifier]\nnetwork_mode = "allowlist"\nallowed_hosts = ["*.pythonhosted.org", "2001:DB8::1"]\n'

@@ -164,6 +164,7 @@ def test_build_timeout_and_prebuilt_image(tmp_path: Path) -> None:
         ('[environment]\nallow_internet = false\nnetwork_mode = "public"', "public", "public", "public"),
         ('[environment]\nallow_internet = false\nnetwork_mode = "allowlist"\nallowed_hosts = []',
          "allowlist", "allowlist", "allowlist"),
+        ("[environment]\nallow_internet = false\nallowed_hosts = []", "public", "public", "public"),
         ('[environment]\nnetwork_mode = "no-network"\n[verifier]\nnetwork_mode = "public"',
          "no-network", "no-network", "public"),
         ('[agent]\nnetwork_mode = "no-network"', "public", "no-network", "public"),
@@ -171,7 +172,7 @@ def test_build_timeout_and_prebuilt_image(tmp_path: Path) -> None:
          "no-network"),
     ],
     ids=["default", "allow-internet-false", "allow-internet-true", "network-mode-wins", "allowed-hosts-wins",
-         "verifier-override", "agent-override", "agent-override-over-legacy"],
+         "empty-allowed-hosts-win", "verifier-override", "agent-override", "agent-override-over-legacy"],
 )  # fmt: skip
 def test_network_of_each_phase_is_harbors(
     tmp_path: Path, toml: str, environment: str, agent: str, verifier: str

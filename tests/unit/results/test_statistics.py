@@ -77,8 +77,12 @@ def test_two_deterministic_tasks_by_hand() -> None:
 
 def test_same_seed_same_interval_other_seed_other_draws() -> None:
     tasks = [TaskCounts(5, c) for c in (0, 1, 2, 3, 4, 5, 2, 3, 1)]
-    assert mean_interval(tasks, resampling=Resampling(seed=3)) == mean_interval(tasks, resampling=Resampling(seed=3))
-    assert mean_interval(tasks, resampling=Resampling(seed=3)) != mean_interval(tasks, resampling=Resampling(seed=4))
+    assert mean_interval(tasks, resampling=Resampling(seed=3)) == mean_interval(
+        tasks, resampling=Resampling(seed=3)
+    )
+    assert mean_interval(tasks, resampling=Resampling(seed=3)) != mean_interval(
+        tasks, resampling=Resampling(seed=4)
+    )
 
 
 def test_fast_enough_for_every_summary() -> None:
@@ -120,7 +124,11 @@ def test_sign_flip_by_hand() -> None:
 def test_sign_flip_equals_enumerating_every_pattern(differences: list[Fraction]) -> None:
     observed = abs(sum(differences))
     patterns = list(itertools.product((1, -1), repeat=len(differences)))
-    extreme = sum(1 for signs in patterns if abs(sum(s * d for s, d in zip(signs, differences, strict=True))) >= observed)
+    extreme = sum(
+        1
+        for signs in patterns
+        if abs(sum(s * d for s, d in zip(signs, differences, strict=True))) >= observed
+    )
     assert sign_flip_p_value(differences) == pytest.approx(extreme / len(patterns))
 
 

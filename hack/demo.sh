@@ -19,4 +19,6 @@ for sweep in $SWEEPS; do
   "$ROOT/.venv/bin/buzzctl" sweep summary "$sweep" --store "$STORE" --failures
   "$ROOT/.venv/bin/buzzctl" report "$sweep" --store "$STORE" --html "$RUN/reports/$sweep.html"
 done
+# the two stand-in conditions that differ, compared (docs/statistics.md); demo.py printed the table
+"$ROOT/.venv/bin/buzzctl" report demo-oracle demo-naive --store "$STORE" --html "$RUN/reports/demo-oracle-vs-demo-naive.html"
 log "make demo took $(( $(date +%s) - T0 ))s in all; the cluster stays up ('make cluster-down' stops it)"

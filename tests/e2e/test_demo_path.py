@@ -26,7 +26,7 @@ from buzz_operator.dev import demo
 from buzz_operator.kube import devmodel
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
-from tests.integration.cli.real_bundles import check_sweep_results
+from tests.integration.cli.real_bundles import buzzctl, check_sweep_results
 from tests.support.harbor_venv import harbor_check, problems
 from tests.unit.agent.suite_trial import EXPECTED_FAILURES
 
@@ -162,6 +162,7 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             assert {(f["task"], f["reason"]) for f in document["failures"]} == {
                 (task, "failed " + ", ".join(dims)) for task, dims in expected.items()}, document["failures"]
 
+        check_comparison(f"file://{store}", tmp_path / "results")
         check_endpoint_billing(store, await devmodel.logs(kube, namespace))
         check_with_harbor(store, tmp_path / "results")
     finally:
@@ -169,6 +170,32 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
             kubectl_json_quiet(namespace, name)
         operator.terminate()
         operator.wait(timeout=60)
+
+
+def check_comparison(store_url: str, results: Path) -> None:
+    """What `make demo` ends with (demo.COMPARED, docs/statistics.md): naive against the oracle
+    loses exactly the tasks it fails and ties the rest, the dimensions whose difference is below
+    zero are the ones it fails, and the report of both opens with the comparison and its plots."""
+    import jsonschema
+    from buzz_operator.results import COMPARE_SCHEMA
+
+    done = buzzctl("compare", *demo.COMPARED, "--store", store_url, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    jsonschema.Draft202012Validator(COMPARE_SCHEMA).validate(document)
+    [pair] = document["comparisons"]
+    missed = expected_misses("naive")
+    figures = pair["pass_rate"]
+    assert (figures["tasks"], figures["wins"], figures["losses"]) == (len(SUITE), 0, len(missed)), figures
+    assert figures["difference"]["estimate"] == pytest.approx(-len(missed) / len(SUITE)), figures
+    assert figures["difference"]["high"] < 0 and pair["warnings"] == [], pair
+    worse = {d["dimension"] for d in pair["dimensions"] if d["difference"]["estimate"] < 0}
+    assert worse == {dim for dims in missed.values() for dim in dims}, pair["dimensions"]
+    page = results / "comparison.html"
+    done = buzzctl("report", *demo.COMPARED, "--store", store_url, "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert "id=comparison" in text and "<svg id='forest-1'" in text and "<svg id='cost-vs-pass'" in text
 
 
 def check_endpoint_billing(store: Path, model_log: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -35,6 +36,7 @@ def signed_money(value: float | None) -> str:
 def sweeps_table(document: Mapping[str, Any]) -> Table:
     level = round(document["resampling"]["level"] * 100)
     table = Table(
+        box=box.SIMPLE_HEAD,
         title=f"per condition ({level} % intervals, {document['resampling']['resamples']} "
         f"resamples, seed {document['resampling']['seed']})",
         title_justify="left",
@@ -43,8 +45,8 @@ def sweeps_table(document: Mapping[str, Any]) -> Table:
         "sweep",
         "condition",
         "stack",
-        "scored",
-        "excluded",
+        "n (tasks)",
+        "excl b/i",
         "pass rate",
         "pass@k",
         "$/trial",
@@ -60,8 +62,8 @@ def sweeps_table(document: Mapping[str, Any]) -> Table:
             s["sweep"],
             s["condition"][:26],
             s["stack"] or "-",
-            f"{st['scored']} ({st['tasks']} tasks)",
-            f"broken {st['excluded']['broken']}, infra {st['excluded']['infra']}",
+            f"{st['scored']} ({st['tasks']})",
+            f"{st['excluded']['broken']}/{st['excluded']['infra']}",
             interval(st["pass_rate"]),
             f"@{top} {interval(st['pass_at_k'][top])}" if top else "-",
             money_range(st["cost_usd"]["per_trial"]),
@@ -74,7 +76,9 @@ def sweeps_table(document: Mapping[str, Any]) -> Table:
 def behaviour_table(document: Mapping[str, Any]) -> Table:
     """One row per verifier dimension, one column per sweep: the rate across the tasks grading it."""
     table = Table(
-        title="per behaviour (verifier dimension: rate [95 % interval], tasks)", title_justify="left"
+        box=box.SIMPLE_HEAD,
+        title="per behaviour (verifier dimension: rate [95 % interval], tasks)",
+        title_justify="left",
     )
     table.add_column("dimension")
     for s in document["sweeps"]:
@@ -94,10 +98,10 @@ def pair_lines(pair: Mapping[str, Any]) -> list[str]:
     cost = pair["cost_usd"]
     lines = [
         f"{pair['candidate']} vs {pair['baseline']} over {p['tasks']} paired task(s): pass rate "
-        f"{p['baseline']:.2f} → {p['candidate']:.2f}, difference {interval(p['difference'], signed=True)}, "
-        f"p = {p['p_value']:.4g} (exact sign-flip over per-task differences)",
-        f"  tasks won/lost/tied by {pair['candidate']}: {p['wins']}/{p['losses']}/{p['ties']}; "
-        f"$/trial {signed_money(cost['per_trial']['floor']['difference'])} (ceiling "
+        f"{p['baseline']:.2f} → {p['candidate']:.2f}, difference {interval(p['difference'], signed=True)}",
+        f"  p = {p['p_value']:.4g} (exact sign-flip over per-task differences); tasks won/lost/tied by "
+        f"{pair['candidate']}: {p['wins']}/{p['losses']}/{p['ties']}",
+        f"  $/trial {signed_money(cost['per_trial']['floor']['difference'])} (ceiling "
         f"{signed_money(cost['per_trial']['ceiling']['difference'])}); $/solved task "
         f"{money(cost['per_solved_task']['floor']['baseline'])} → {money(cost['per_solved_task']['floor']['candidate'])}",
     ]
@@ -112,7 +116,9 @@ def pair_lines(pair: Mapping[str, Any]) -> list[str]:
 
 def dimension_table(pair: Mapping[str, Any]) -> Table:
     table = Table(
-        title=f"per dimension: {pair['candidate']} − {pair['baseline']} (worst first)", title_justify="left"
+        box=box.SIMPLE_HEAD,
+        title=f"per dimension: {pair['candidate']} − {pair['baseline']} (worst first)",
+        title_justify="left",
     )
     for column in ("dimension", "tasks", "baseline", "candidate", "difference [95 %]", "p", "won/lost/tied"):
         table.add_column(column, justify="left" if column == "dimension" else "right")

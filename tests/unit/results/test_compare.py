@@ -218,3 +218,16 @@ def test_plans_are_the_documented_ones() -> None:
     assert (
         [len(v) for v in BASELINE_PLAN.values()] == [2, 2, 2, 2] == [len(v) for v in CANDIDATE_PLAN.values()]
     )
+
+
+def test_the_documented_intervals(document: dict) -> None:
+    # docs/statistics.md quotes these (seed 0, 2,000 resamples): Random.random() is reproducible
+    # for a seed across Python versions, so they are the same on every machine
+    st = document["sweeps"][1]["statistics"]
+    [pair] = document["comparisons"]
+    dims = {d["dimension"]: d["difference"] for d in pair["dimensions"]}
+    assert st["pass_rate"] == {"estimate": 0.5, "low": 0.125, "high": 0.875}
+    assert st["pass_at_k"]["2"] == {"estimate": 0.75, "low": 0.25, "high": 1.0}
+    assert pair["pass_rate"]["difference"] == {"estimate": -0.5, "low": -0.875, "high": -0.125}
+    assert dims["reply_to_thread"] == {"estimate": -0.75, "low": -1.0, "high": -0.25}
+    assert dims["real_newlines"] == dims["user_p_tagged"] == {"estimate": -0.5, "low": -1.0, "high": 0.0}

@@ -26,14 +26,20 @@ from buzz_operator.api.naming import label_value
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.stack import StackSource
 from buzz_operator.condition.paths import REMOTE_ROOT
-from buzz_operator.trial.podspec import (
+from buzz_operator.trial.podbase import (
     KEEPALIVE,
+    container,
+    empty_dirs,
+    guaranteed,
+    hardened_pod,
+    restricted_container,
+    task_image_container,
+)
+from buzz_operator.trial.podspec import (
     LOGS_MOUNT,
     LOGS_VOLUME,
-    RESTRICTED_SECURITY_CONTEXT,
     STACK_RESOURCES,
     STACK_VOLUME,
-    TASK_CAPABILITIES,
     policy_labels,
     stack_container,
 )
@@ -70,51 +76,33 @@ def canary_pod(
         raise ValueError("the canary needs at least one task image")
     images = started_images(task_images)
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
-    small = {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)}
+    small = guaranteed(STACK_RESOURCES)
     init = [
         stack_container(stack, pull_policy),
-        {"name": "operator", "image": operator_image, "imagePullPolicy": pull_policy,
-         "command": ["sh", "-c", OPERATOR_PROBE], "resources": small,
-         "securityContext": dict(RESTRICTED_SECURITY_CONTEXT)},
+        restricted_container("operator", operator_image, pull_policy, ["sh", "-c", OPERATOR_PROBE], resources=small),
+        # a further task image only has to start: the trial pod's task container is the one held
+        # to TASK_SECURITY_CONTEXT, this one runs `true` and exits
+        *(container(f"image-{index}", image, pull_policy, ["sh", "-c", "true"], resources=small,
+                    security_context={"allowPrivilegeEscalation": False})
+          for index, image in enumerate(images[1:], start=1)),
     ]
-    init += [
-        {"name": f"image-{index}", "image": image, "imagePullPolicy": pull_policy, "command": ["sh", "-c", "true"],
-         "resources": small, "securityContext": {"allowPrivilegeEscalation": False}}
-        for index, image in enumerate(images[1:], start=1)
-    ]
-    spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": 0,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "initContainers": init,
-        "containers": [{
-            "name": TASK_CONTAINER, "image": images[0], "imagePullPolicy": pull_policy,
-            "command": ["sh", "-c", KEEPALIVE], "resources": {"requests": dict(SMALL), "limits": dict(SMALL)},
-            "securityContext": {"privileged": False, "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)}},
-            "volumeMounts": [stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
-        }, {
-            "name": PROBE_CONTAINER, "image": operator_image, "imagePullPolicy": pull_policy,
-            "command": ["sh", "-c", KEEPALIVE], "resources": small,
-            "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
-        }],
-        "volumes": [{"name": STACK_VOLUME, "emptyDir": {}}, {"name": LOGS_VOLUME, "emptyDir": {}}],
-    }
-    if runtime_class_name:
-        spec["runtimeClassName"] = runtime_class_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": canary_name(sweep),
-            "namespace": namespace,
-            "labels": {labels.SWEEP: label_value(sweep), labels.PREFLIGHT: MARKER, **policy_labels()},
-            "ownerReferences": [owner_reference("BuzzSweep", sweep, sweep_uid)],
-        },
-        "spec": spec,
-    }
+    return hardened_pod(
+        name=canary_name(sweep),
+        namespace=namespace,
+        labels={labels.SWEEP: label_value(sweep), labels.PREFLIGHT: MARKER, **policy_labels()},
+        owner=owner_reference("BuzzSweep", sweep, sweep_uid),
+        init_containers=init,
+        containers=[
+            task_image_container(TASK_CONTAINER, images[0], pull_policy, resources=guaranteed(SMALL),
+                                 mounts=[stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}]),
+            restricted_container(PROBE_CONTAINER, operator_image, pull_policy, ["sh", "-c", KEEPALIVE],
+                                 resources=small),
+        ],
+        volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
+        # nothing in the canary needs a graceful stop: it is deleted once its checks are read
+        grace_seconds=0,
+        runtime_class_name=runtime_class_name,
+    )
 
 
 def started_images(task_images: Sequence[str]) -> list[str]:

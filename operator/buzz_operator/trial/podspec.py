@@ -21,7 +21,8 @@ task's grading network, and the grading policies select it instead.
 
 Nothing secret is in the spec: seat keys and model API keys reach agents through exec
 environments, so `kubectl get pod -o yaml` and the pod's own filesystem do not hold them,
-and no ServiceAccount token is mounted (the agents are untrusted code).
+and no ServiceAccount token is mounted (the agents are untrusted code): that hardened skeleton,
+shared with the grading pod and the preflight canary, is trial/podbase.py.
 """
 
 from __future__ import annotations
@@ -39,48 +40,22 @@ from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.dataset.config import TaskConfig
 from buzz_operator.trial.names import pod_name
+from buzz_operator.trial.podbase import (
+    empty_dirs,
+    guaranteed,
+    hardened_pod,
+    restricted_container,
+    task_image_container,
+)
 from buzz_operator.trial.stack_install import install_command
 
 STACK_VOLUME = "buzz-stack"
 LOGS_VOLUME = "logs"
 LOGS_MOUNT = "/logs"
 FORWARDER_COMMAND = "relay-forwarder"
-NONROOT_UID = 65532
-
-# Keeps the container alive for exec and exits at once on SIGTERM (sleep in the background
-# so the trap runs immediately instead of after the current sleep ends).
-KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'
-
-# Task images are built for Docker, which runs them as root with a default capability set;
-# many need root to apt-get install, chown or bind low ports. They keep the subset of Docker's
-# defaults that package managers and test harnesses use; NET_RAW (raw sockets, ARP/ICMP
-# spoofing), MKNOD, SETFCAP, SETPCAP, SYS_CHROOT and AUDIT_WRITE are dropped because untrusted
-# agent code has no business with them. Everything kept is allowed by the Baseline Pod
-# Security Standard, the realistic level for trial namespaces (anchors D5).
-TASK_CAPABILITIES = (
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "NET_BIND_SERVICE",
-    "SETGID",
-    "SETUID",
-)
-
 # Guaranteed QoS needs requests == limits on every container, the small ones included.
 STACK_RESOURCES = {"cpu": "100m", "memory": "64Mi"}
 FORWARDER_RESOURCES = {"cpu": "100m", "memory": "96Mi"}
-
-RESTRICTED_SECURITY_CONTEXT: dict[str, Any] = {
-    "runAsNonRoot": True,
-    "runAsUser": NONROOT_UID,
-    "runAsGroup": NONROOT_UID,
-    "allowPrivilegeEscalation": False,
-    "readOnlyRootFilesystem": True,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 
 
 def forwarder_listen_address(relay_url: str) -> str:
@@ -104,13 +79,10 @@ def forwarder_container(spec: BuzzTrialSpec, relay_listen: str, relay_target: st
     """The forwarder sidecar: `relay_listen` on the pod's loopback to the relay Service's
     `relay_target` (<ClusterIP>:<port>)."""
     return {
-        "name": "forwarder",
-        "image": spec.operator_image,
-        "imagePullPolicy": spec.image_pull_policy.value,
+        **restricted_container("forwarder", spec.operator_image, spec.image_pull_policy.value,
+                               [FORWARDER_COMMAND, relay_listen, relay_target],
+                               resources=guaranteed(FORWARDER_RESOURCES)),
         "restartPolicy": "Always",  # a native sidecar: up before `task`, outlives it
-        "command": [FORWARDER_COMMAND, relay_listen, relay_target],
-        "resources": {"requests": dict(FORWARDER_RESOURCES), "limits": dict(FORWARDER_RESOURCES)},
-        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
     }
 
 
@@ -178,12 +150,8 @@ def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:
     """The init container that installs the stack into the /opt/buzz emptyDir, as the
     unprivileged init user (the trial pod's and the preflight canary's)."""
     return {
-        "name": "stack",
-        "image": source.image,
-        "imagePullPolicy": pull_policy,
-        "command": ["sh", "-c", install_command(source)],
-        "resources": {"requests": dict(STACK_RESOURCES), "limits": dict(STACK_RESOURCES)},
-        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+        **restricted_container("stack", source.image, pull_policy, ["sh", "-c", install_command(source)],
+                               resources=guaranteed(STACK_RESOURCES)),
         # an install that refuses the image says why on stderr; the kubelet keeps that as the
         # container's termination message, which the failure reason quotes (kube/pods.py)
         "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -193,19 +161,9 @@ def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:
 
 def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> dict[str, Any]:
     """The task image kept alive for exec, with /logs and the given mounts."""
-    return {
-        "name": "task",
-        "image": spec.image,
-        "imagePullPolicy": spec.image_pull_policy.value,
-        "command": ["sh", "-c", KEEPALIVE],
-        "resources": task_resources(spec.resources),
-        "securityContext": {
-            "privileged": False,
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"], "add": list(TASK_CAPABILITIES)},
-        },
-        "volumeMounts": [*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}],
-    }
+    return task_image_container("task", spec.image, spec.image_pull_policy.value,
+                                resources=task_resources(spec.resources),
+                                mounts=[*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
 
 
 def build_trial_pod(
@@ -230,37 +188,18 @@ def build_trial_pod(
         raise ValueError("relay_listen and relay_target come together: both for a forwarder, neither without")
     forwarder = [] if relay_listen is None or relay_target is None else [
         forwarder_container(spec, relay_listen, relay_target)]
-    pull = spec.image_pull_policy.value
     stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
-    pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": 10,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "initContainers": [
-            stack_container(spec.stack_source, pull),
-            *forwarder,
-        ],
-        "containers": [task_container(spec, [stack_mount])],
-        "volumes": [
-            {"name": STACK_VOLUME, "emptyDir": {}},
-            {"name": LOGS_VOLUME, "emptyDir": {}},
-        ],
-    }
-    if spec.runtime_class_name:
-        pod_spec["runtimeClassName"] = spec.runtime_class_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod_name(trial_name, retry),
-            "namespace": namespace,
-            "labels": pod_labels(trial_labels, trial_name, retry),
-            "ownerReferences": [owner_reference("BuzzTrial", trial_name, trial_uid)],
-        },
-        "spec": pod_spec,
-    }
+    return hardened_pod(
+        name=pod_name(trial_name, retry),
+        namespace=namespace,
+        labels=pod_labels(trial_labels, trial_name, retry),
+        owner=owner_reference("BuzzTrial", trial_name, trial_uid),
+        init_containers=[stack_container(spec.stack_source, spec.image_pull_policy.value), *forwarder],
+        containers=[task_container(spec, [stack_mount])],
+        volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
+        grace_seconds=10,
+        runtime_class_name=spec.runtime_class_name,
+    )
 
 
 def grading_pod_name(trial_name: str, generation: int) -> str:
@@ -273,29 +212,17 @@ def build_grading_pod(
 ) -> dict[str, Any]:
     """A pod for re-running the verifier on recorded evidence: the task image alone, kept alive
     for exec like the trial pod's `task` container, with no agents, no relay and no Secret."""
-    pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": 5,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [task_container(spec, [])],
-        "volumes": [{"name": LOGS_VOLUME, "emptyDir": {}}],
-    }
-    if spec.runtime_class_name:
-        pod_spec["runtimeClassName"] = spec.runtime_class_name
     # in the grading phase from the start: the chart's grading policies give it the egress the
     # task allows its verifier, as they give a trial pod after its agents stopped (docs/egress.md)
     pod_labels_ = {**trial_labels, labels.TRIAL: trial_name, labels.COMPONENT: "grading-pod",
                    labels.MANAGED_BY: labels.MANAGER, **grading_labels(network)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": grading_pod_name(trial_name, generation),
-            "namespace": namespace,
-            "labels": pod_labels_,
-            "ownerReferences": [owner_reference("BuzzTrial", trial_name, trial_uid)],
-        },
-        "spec": pod_spec,
-    }
+    return hardened_pod(
+        name=grading_pod_name(trial_name, generation),
+        namespace=namespace,
+        labels=pod_labels_,
+        owner=owner_reference("BuzzTrial", trial_name, trial_uid),
+        containers=[task_container(spec, [])],
+        volumes=empty_dirs(LOGS_VOLUME),
+        grace_seconds=5,
+        runtime_class_name=spec.runtime_class_name,
+    )

@@ -10,10 +10,10 @@ from buzz_operator.api import labels as L
 from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.preflight import canary, checks
 from buzz_operator.preflight.checks import Verdict
+from buzz_operator.trial.podbase import RESTRICTED_SECURITY_CONTEXT
 from buzz_operator.trial.podspec import (
     LOGS_MOUNT,
     LOGS_VOLUME,
-    RESTRICTED_SECURITY_CONTEXT,
     pod_labels,
     stack_container,
 )

@@ -13,7 +13,9 @@ PURE = [
     "buzz_operator.sweep.trialspec",
     "buzz_operator.trial.state",
     "buzz_operator.trial.failures",
+    "buzz_operator.trial.podbase",
     "buzz_operator.trial.podspec",
+    "buzz_operator.preflight.canary",
     "buzz_operator.trial.deadlines",
     "buzz_operator.trial.names",
 ]

@@ -95,6 +95,7 @@ class Fetched:
         self.close()
 
     def close(self) -> None:
+        self.repo.close()  # its pack files are open; closed before the directory goes
         self._dir.cleanup()
 
     def _tree(self, path: str) -> Tree | None:

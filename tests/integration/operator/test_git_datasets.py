@@ -217,3 +217,27 @@ def test_a_registry_sweep_runs_to_bundles_harbor_reads(  # type: ignore[no-untyp
     assert not problems(reports), problems(reports)
     assert sorted(reports[0]["resume_kept"]) == sorted(t["metadata"]["name"] for t in
                                                        kubectl_json("-n", namespace, "get", "buzztrials")["items"])
+
+
+def test_the_operator_image_fetches_without_git(namespace, served) -> None:  # type: ignore[no-untyped-def]
+    """The operator image has no git binary: dulwich fetches the pinned commit from the server's
+    Service, as the operator in its pod (the Helm chart) resolves a registry dataset. (By
+    ClusterIP: the local cluster runs no DNS for pods.)"""
+    from tests.support.cluster import hack
+
+    hack("images.sh", "build", "operator")
+    url = served["server"].repo_url(REPO)
+    script = ("import shutil\nfrom buzz_operator.sweep.git_fetch import Fetched\n"
+              f"with Fetched({url!r}, {served['commit']!r}) as f:\n"
+              "    print(shutil.which('git'), sorted(f.folders_with('tasks', 'task.toml')), len(f.files('tasks/hello-a')))")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fetch", "namespace": namespace},
+           "spec": {"restartPolicy": "Never", "containers": [{
+               "name": "fetch", "image": "docker.io/buzz/operator:dev", "imagePullPolicy": "Never",
+               "command": ["python3", "-c", script]}]}}
+    git_server.kubectl("apply", "-f", "-", stdin=json.dumps(pod))
+    deadline = time.monotonic() + 120
+    while (phase := kubectl_json("-n", namespace, "get", "pod", "fetch")["status"].get("phase")) not in (
+            "Succeeded", "Failed") and time.monotonic() < deadline:
+        time.sleep(1)
+    logs = git_server.kubectl("-n", namespace, "logs", "fetch").strip()
+    assert (phase, logs) == ("Succeeded", "None ['hello-a', 'hello-b'] 5")

@@ -144,3 +144,16 @@ def test_the_cache_key_is_the_commit_and_path_whatever_the_url() -> None:
     mirror = ref.GitTask("https://mirror/org/ds.git", SHA, "tasks/a", "tb")
     assert ref.task_cache_key(one, SHA) == ref.task_cache_key(mirror, SHA)
     assert ref.task_cache_key(one, SHA) != ref.task_cache_key(ref.GitTask(URL, SHA, "tasks/b", "tb"), SHA)
+
+
+def test_resolution_is_pure() -> None:
+    """In a fresh interpreter, the resolver loads no git client, HTTP client, Kubernetes or storage."""
+    import subprocess
+    import sys
+
+    code = "import json, sys, buzz_operator.dataset.registry; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                       text=True).stdout)
+    forbidden = ("dulwich", "urllib3", "urllib.request", "http.client", "kubernetes_asyncio", "kopf",
+                 "buzz_operator.kube", "buzz_operator.storage", "buzz_operator.sweep")
+    assert [m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden)] == []

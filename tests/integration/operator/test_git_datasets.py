@@ -185,13 +185,26 @@ def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 def test_a_registry_sweep_runs_to_bundles_harbor_reads(  # type: ignore[no-untyped-def]
         namespace, crds, sweep_secrets, make_sweep, served, tmp_path: Path, monkeypatch) -> None:
+    """A typo is refused in the sweep's status; the right name runs both tasks to reward 1.0."""
     monkeypatch.setenv("BUZZ_DATASET_CACHE", str(tmp_path / "cache"))
     store = tmp_path / "store"
     body = make_sweep("tb", store_url=f"file://{store}", tasks=[], parallelism=2)
     body["spec"]["dataset"] = {"registry": {"name": "tb-mini@1.0", "configMapRef": {"name": "tb-registry"}}}
+    typo = json.loads(json.dumps(body))
+    typo["metadata"]["name"] = "typo"
+    typo["spec"]["dataset"]["registry"]["name"] = "tb-mnii@1.0"
     with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
-        subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
-                       capture_output=True, text=True)
+        for sweep_body in (typo, body):
+            subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(sweep_body), check=True,
+                           capture_output=True, text=True)
+        deadline = time.monotonic() + 60
+        while not ((accepted := condition(kubectl_json("-n", namespace, "get", "buzzsweep", "typo"), "Accepted"))
+                   and accepted["status"] == "False") and time.monotonic() < deadline:
+            time.sleep(1)
+        # the status carries it as every dataset input error: InvalidSpec, the field, what exists
+        assert accepted and (accepted["reason"], accepted["message"]) == ("InvalidSpec", (
+            "spec.dataset.registry.name: no dataset 'tb-mnii' in ConfigMap tb-registry key registry.json; "
+            "it has: tb-mini, tb-other")), accepted
         deadline, sweep = time.monotonic() + 420, None
         while time.monotonic() < deadline:
             sweep = kubectl_json("-n", namespace, "get", "buzzsweep", "tb")
@@ -203,6 +216,7 @@ def test_a_registry_sweep_runs_to_bundles_harbor_reads(  # type: ignore[no-untyp
     assert runner.exception is None, runner.output
     status = sweep["status"]
     assert (status["total"], status["succeeded"], status["meanReward"]) == (2, 2, 1.0), status
+    assert all(t["spec"]["sweepName"] == "tb" for t in kubectl_json("-n", namespace, "get", "buzztrials")["items"])
     url, commit = served["server"].repo_url(REPO), served["commit"]
     config = json.loads((store / "tb" / "config.json").read_text())
     assert config["tasks"] == [{"path": f"tasks/{n}", "git_url": url, "git_commit_id": commit, "source": "tb-mini"}

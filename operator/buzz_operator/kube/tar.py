@@ -32,16 +32,6 @@ def pack(files: Mapping[str, bytes | tuple[bytes, int]]) -> bytes:
     return buffer.getvalue()
 
 
-def pack_directory(root: Path) -> bytes:
-    """Every regular file under `root`, keeping the executable bit."""
-    files: dict[str, bytes | tuple[bytes, int]] = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
-            files[path.relative_to(root).as_posix()] = (path.read_bytes(), mode)
-    return pack(files)
-
-
 def _safe_name(name: str) -> str:
     clean = posixpath.normpath(name.lstrip("/"))
     if clean in ("", ".") or clean.startswith("../") or clean == "..":

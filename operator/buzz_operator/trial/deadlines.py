@@ -70,8 +70,3 @@ def step_deadlines(
         verifier_seconds=_seconds(verifier_timeout_sec * multiplier),
         upload_seconds=UPLOAD_SECONDS,
     )
-
-
-# The name the corridor's design uses for the per-step deadline set; one model serves both
-# the API (BuzzTrial.spec.deadlines) and the runtime.
-StepDeadlines = TrialDeadlines

@@ -37,7 +37,3 @@ def parse_team(prompt: str) -> Team:
         user_pubkey=user.group(2) if user else "",
         teammates=[Teammate(*row) for row in _ROW.findall(prompt)],
     )
-
-
-def first_worker(team: Team) -> Teammate | None:
-    return team.teammates[0] if team.teammates else None

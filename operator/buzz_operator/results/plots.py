@@ -11,6 +11,8 @@ from typing import Any
 
 _FONT = "font-family='system-ui,sans-serif' font-size='12'"
 _INK, _MUTED, _GOOD, _BAD = "#1d2433", "#8a93a6", "#1e7b34", "#b3261e"
+MIN_SPAN = 0.1
+MIN_COST_AXIS = 0.01
 
 
 def _e(text: object) -> str:
@@ -34,8 +36,10 @@ def forest_svg(rows: Sequence[ForestRow], title: str, svg_id: str = "forest") ->
     """One row per difference: its interval as a line, the estimate as a square, on a shared
     axis with zero marked. Green when the whole interval is above zero, red when below."""
     left, width, row_h, top = 230, 360, 24, 40
-    span = max([1e-9, *(max(abs(r.low), abs(r.high)) for r in rows)])
-    limit = min(1.0, span * 1.15) if span < 1 else 1.0
+    # symmetric about zero, a little wider than the widest interval; never narrower than ±0.1, so
+    # a comparison with no difference anywhere still draws a readable axis
+    span = max([0.0, *(max(abs(r.low), abs(r.high)) for r in rows)])
+    limit = min(1.0, max(MIN_SPAN, span * 1.15))
 
     def x(value: float) -> float:
         return left + (value + limit) / (2 * limit) * width
@@ -80,7 +84,8 @@ class CostPoint:
 def scatter_svg(points: Sequence[CostPoint], title: str, svg_id: str = "cost-vs-pass") -> str:
     """Each condition at (cost per trial, pass rate), the pass rate's interval as a vertical bar."""
     left, width, top, plot_h = 60, 420, 40, 240
-    most = max([1e-9, *(p.cost for p in points)]) * 1.15
+    # free conditions (the stand-ins bill nothing) still get an axis: one cent wide
+    most = max([0.0, *(p.cost for p in points)]) * 1.15 or MIN_COST_AXIS
 
     def x(cost: float) -> float:
         return left + cost / most * width

@@ -30,8 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 from buzz_operator.api.common import GROUP
+from buzz_operator.dev import deploy_model, deploy_relay
 from buzz_operator.dev.localstack import with_database
-from buzz_operator.kube import devmodel, devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.kube.objects import create_secret, read_secret, secret_body
 from buzz_operator.relay.nostr import Keypair
@@ -126,13 +126,13 @@ async def set_up(pg_dsn: str, host_ip: str, namespace: str = NAMESPACE, relay_db
         cluster_ip = await postgres_service(kube, host_ip, urlsplit(pg_dsn).port or 5432, namespace)
         relay_dsn = with_database(pg_dsn, relay_db, host=cluster_ip, port=5432)
         owner = await owner_key(kube, relay_dsn, namespace)
-        relay = await devrelay.deploy(kube, namespace, name="buzz-dev-relay", relay_url=RELAY_URL,
-                                      owner_pubkey=owner.pubkey_hex, relay_secret_hex=secrets.token_hex(32),
-                                      database_url=relay_dsn)
+        relay = await deploy_relay.deploy(kube, namespace, name="buzz-dev-relay", relay_url=RELAY_URL,
+                                          owner_pubkey=owner.pubkey_hex, relay_secret_hex=secrets.token_hex(32),
+                                          database_url=relay_dsn)
         console.print(f"dev relay {RELAY_URL} at {relay.target}, Postgres at {cluster_ip}:5432")
         await create_secret(kube, namespace, secret_body(
             "standin-api-keys", {"STANDIN_API_KEY": f"standin-{secrets.token_hex(16)}"}, labels={}, owner=None))
-        model = await devmodel.deploy(kube, namespace)
+        model = await deploy_model.deploy(kube, namespace)
         console.print(f"scripted model endpoint at {model.base_url}")
         # the scripted model checks no key, but the seat carries one exactly as with a real provider
         await create_secret(kube, namespace, secret_body(
@@ -149,7 +149,7 @@ def scripted_endpoints(base_url: str) -> dict[str, Any]:
     """manifests/endpoints/scripted.json as a ConfigMap, its base URLs naming the model Service by
     ClusterIP: there is no cluster DNS to resolve `buzz-scripted-model`."""
     config = json.loads((ROOT / "manifests/endpoints/scripted.json").read_text())
-    pointed = devmodel.point_endpoints(config, base_url)
+    pointed = deploy_model.point_endpoints(config, base_url)
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "scripted-endpoints"},
             "data": {"scripted.json": json.dumps(pointed, indent=2) + "\n"}}
 
@@ -233,6 +233,8 @@ DEMO_STORE = Path("/var/lib/buzz-operator/bundles")  # manifests/sweeps/demo.yam
 
 def print_comparison(items: list[dict[str, Any]], names: Sequence[str] = COMPARED) -> None:
     """`buzzctl compare` of ``names`` from their bundles in storage, as a reader would run it."""
+    import typer
+
     from buzz_operator.cli.compare import document_of, load
     from buzz_operator.cli.compare_table import render
     from buzz_operator.results import Resampling
@@ -241,9 +243,13 @@ def print_comparison(items: list[dict[str, Any]], names: Sequence[str] = COMPARE
     store = urls[names[0]]
     if any(urls[name] != store for name in names):
         raise SystemExit(f"the compared sweeps {', '.join(names)} are in different stores: {urls}")
-    pairs = asyncio.run(load(list(names), store, NAMESPACE))
+    try:
+        pairs = asyncio.run(load(list(names), store, NAMESPACE))
+        document = document_of([side for _, side in pairs], Resampling())
+    except typer.Exit as done:  # buzzctl's own error line is already on stderr
+        raise SystemExit(f"the comparison of {' and '.join(names)} could not be made (exit {done.exit_code})") from None
     console.print(f"comparison of {' and '.join(names)} (buzzctl compare {' '.join(names)} --store {store}):")
-    render(console, document_of([side for _, side in pairs], Resampling()))
+    render(console, document)
 
 
 def keep_earlier_bundles(store: Path, names: Sequence[str]) -> None:

@@ -26,8 +26,9 @@ REWARD = "reward"  # the verifiers' overall key; every other numeric key is a di
 
 
 def exclusion(trial: TrialRecord) -> str | None:
-    """ "broken", "infra" or None (scored). A reason this build does not know (another harness's
-    exception name) is the team's outcome, scored as the seed scores it."""
+    """Why the trial is left out — broken or infra — or None when its score stands. A reason this
+    build does not know (another harness's exception name) is the team's outcome, scored as the
+    seed scores it."""
     if trial.verifier_broken:
         return "broken"
     if not trial.exception_type:

@@ -71,6 +71,7 @@ def canary_pod(
     task_images: Sequence[str],
     pull_policy: str,
     runtime_class_name: str | None = None,
+    image_pull_secrets: Sequence[str] = (),
 ) -> dict[str, Any]:
     if not task_images:
         raise ValueError("the canary needs at least one task image")
@@ -102,6 +103,8 @@ def canary_pod(
         # nothing in the canary needs a graceful stop: it is deleted once its checks are read
         grace_seconds=0,
         runtime_class_name=runtime_class_name,
+        # the trials' own pull Secrets: the canary pulls what they will, with the same credentials
+        image_pull_secrets=image_pull_secrets,
     )
 
 

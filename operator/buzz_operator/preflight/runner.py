@@ -301,6 +301,7 @@ async def check_canary(
         sweep=sweep, sweep_uid=sweep_uid, namespace=namespace, stack=stack,
         operator_image=operator_image, task_images=task_images, pull_policy=spec.image_pull_policy.value,
         runtime_class_name=spec.runtime_class_name,
+        image_pull_secrets=[ref.name for ref in spec.image_pull_secrets or []],
     )
     name = body["metadata"]["name"]
     started, distinct = canary.covered(task_images)

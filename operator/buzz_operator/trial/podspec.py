@@ -166,6 +166,11 @@ def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> d
                                 mounts=[*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
 
 
+def pull_secret_names(spec: BuzzTrialSpec) -> list[str]:
+    """spec.imagePullSecrets (copied from the sweep) as the pod base takes them."""
+    return [ref.name for ref in spec.image_pull_secrets or []]
+
+
 def build_trial_pod(
     *,
     trial_name: str,
@@ -199,6 +204,7 @@ def build_trial_pod(
         volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
         grace_seconds=10,
         runtime_class_name=spec.runtime_class_name,
+        image_pull_secrets=pull_secret_names(spec),
     )
 
 
@@ -225,4 +231,5 @@ def build_grading_pod(
         volumes=empty_dirs(LOGS_VOLUME),
         grace_seconds=5,
         runtime_class_name=spec.runtime_class_name,
+        image_pull_secrets=pull_secret_names(spec),
     )

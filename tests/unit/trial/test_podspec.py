@@ -325,3 +325,21 @@ def test_grading_pod_is_the_task_image_alone_without_token_or_secret() -> None:
     [task] = body["containers"]
     assert task["image"] == spec.image and task["securityContext"]["allowPrivilegeEscalation"] is False
     assert "env" not in task and "envFrom" not in task
+
+
+def test_pull_secrets_reach_every_pod_of_the_trial() -> None:
+    from buzz_operator.api.common import LocalObjectRef
+    from buzz_operator.preflight import canary
+    from buzz_operator.trial.podspec import build_grading_pod
+
+    assert "imagePullSecrets" not in _pod()["spec"]  # none asked for: the pod is as it always was
+    refs = [LocalObjectRef(name="regcred"), LocalObjectRef(name="mirror")]
+    wanted = [{"name": "regcred"}, {"name": "mirror"}]
+    assert _pod(image_pull_secrets=refs)["spec"]["imagePullSecrets"] == wanted
+    grading = build_grading_pod(trial_name=TRIAL, trial_uid="u", namespace="bench", generation=2,
+                                spec=_spec(image_pull_secrets=refs), trial_labels=LABELS)
+    assert grading["spec"]["imagePullSecrets"] == wanted
+    probe = canary.canary_pod(sweep="s", sweep_uid="u", namespace="bench", stack=_spec().stack_source,
+                              operator_image="op", task_images=["t"], pull_policy="IfNotPresent",
+                              image_pull_secrets=["regcred", "mirror"])
+    assert probe["spec"]["imagePullSecrets"] == wanted

@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import asyncpg
 from kubernetes_asyncio.client.exceptions import ApiException
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
@@ -168,14 +167,9 @@ async def check_postgres(target: RelayTarget | None) -> CheckResult:
     if target is None:
         return skipped(checks.POSTGRES, "relay secrets unreadable")
     try:
-        conn = await asyncpg.connect(target.pg_dsn, timeout=5)
-        try:
-            await conn.fetchval("SELECT 1")
-        finally:
-            await conn.close()
-    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError) as error:
-        # the DSN holds a password: name the error type only (InterfaceError/ValueError: a DSN
-        # asyncpg refuses before dialling)
+        await tenant.postgres_select_one(target.pg_dsn)
+    except tenant.POSTGRES_ERRORS as error:
+        # the DSN holds a password: name the error type only
         return failed(checks.POSTGRES, f"spec.relay.postgresDsnSecretRef: SELECT 1 failed ({type(error).__name__})")
     return passed(checks.POSTGRES, "SELECT 1")
 

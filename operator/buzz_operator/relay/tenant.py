@@ -237,6 +237,22 @@ async def _http_status(target: RelayTarget, path: str) -> int:
     return int(fields[1])
 
 
+# What a Postgres that is down, unreachable or refusing the DSN raises (InterfaceError/ValueError:
+# asyncpg refusing the DSN itself, before dialling). Name only the type in a message: the DSN
+# and so the error's text can hold a password.
+POSTGRES_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError)
+
+
+async def postgres_select_one(dsn: str) -> None:
+    """Postgres answers `SELECT 1` on a fresh connection within 5 s, or one of POSTGRES_ERRORS is
+    raised; the relay's readiness (healthcheck) and preflight's postgres check both ask this."""
+    conn = await asyncpg.connect(dsn, timeout=5)
+    try:
+        await conn.fetchval("SELECT 1")
+    finally:
+        await conn.close()
+
+
 async def healthcheck(target: RelayTarget) -> None:
     """§3.6: `/_readiness` must answer 200 within 5 s, and Postgres must answer `SELECT 1`."""
     try:
@@ -247,13 +263,8 @@ async def healthcheck(target: RelayTarget) -> None:
     if status != 200:
         raise ProvisioningError(f"relay readiness returned HTTP {status}")
     try:
-        conn = await asyncpg.connect(target.pg_dsn, timeout=5)
-        try:
-            await conn.fetchval("SELECT 1")
-        finally:
-            await conn.close()
-    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError) as exc:
-        # InterfaceError/ValueError: asyncpg refusing the DSN itself; the type only, it holds a password
+        await postgres_select_one(target.pg_dsn)
+    except POSTGRES_ERRORS as exc:
         raise ProvisioningError(f"postgres healthcheck failed: {type(exc).__name__}") from exc
 
 

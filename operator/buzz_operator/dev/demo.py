@@ -4,8 +4,9 @@ hack/demo.sh brings up the cluster, Postgres and the images; this module does th
 kind user would: the CRDs, the dev relay and its Postgres behind Services in a `buzz-demo`
 namespace, the scripted model endpoint behind a Service, the stand-in and scripted conditions as
 ConfigMaps, the operator, the sample sweeps (manifests/sweeps/demo.yaml), a watch to the end, the
-results table, and last the comparison of the two stand-in conditions that differ (`buzzctl
-compare demo-oracle demo-naive`, docs/statistics.md).
+results table. hack/demo.sh then prints each sweep's summary from storage and ends with the
+comparison of the two stand-in conditions that differ (`buzzctl compare demo-oracle
+demo-naive`, COMPARED here, docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -231,27 +232,6 @@ def results_table(items: list[dict[str, Any]]) -> Table:
 DEMO_STORE = Path("/var/lib/buzz-operator/bundles")  # manifests/sweeps/demo.yaml spec.storage.url
 
 
-def print_comparison(items: list[dict[str, Any]], names: Sequence[str] = COMPARED) -> None:
-    """`buzzctl compare` of ``names`` from their bundles in storage, as a reader would run it."""
-    import typer
-
-    from buzz_operator.cli.compare import document_of, load
-    from buzz_operator.cli.compare_table import render
-    from buzz_operator.results import Resampling
-
-    urls = {s["metadata"]["name"]: s["spec"]["storage"]["url"] for s in items}
-    store = urls[names[0]]
-    if any(urls[name] != store for name in names):
-        raise SystemExit(f"the compared sweeps {', '.join(names)} are in different stores: {urls}")
-    try:
-        pairs = asyncio.run(load(list(names), store, NAMESPACE))
-        document = document_of([side for _, side in pairs], Resampling())
-    except typer.Exit as done:  # buzzctl's own error line is already on stderr
-        raise SystemExit(f"the comparison of {' and '.join(names)} could not be made (exit {done.exit_code})") from None
-    console.print(f"comparison of {' and '.join(names)} (buzzctl compare {' '.join(names)} --store {store}):")
-    render(console, document)
-
-
 def keep_earlier_bundles(store: Path, names: Sequence[str]) -> None:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     for name in names:
@@ -300,7 +280,6 @@ def main(argv: list[str] | None = None) -> None:
             summary = s.get("status", {}).get("summaryURL")
             console.print(f"{s['metadata']['name']}: bundles under {s['spec']['storage']['url']}/"
                           f"{s['metadata']['name']}/" + (f" (summary {summary})" if summary else ""))
-        print_comparison(items)
         console.print(f"demo finished in {time.monotonic() - started:.0f}s")
     finally:
         operator.terminate()

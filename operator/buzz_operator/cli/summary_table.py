@@ -35,7 +35,8 @@ def render(console: Console, summary: SweepSummary, document: dict[str, Any]) ->
             row["stack"] or "-",
             str(row["agents"]),
             str(row["n"]),
-            f"{row['pass_rate']:.3f}",
+            # the interval under the figure, so the table is no wider than the seed's
+            f"{row['pass_rate']:.3f}\n{_interval(row['statistics']['pass_rate'])}",
             _pass_k(row),
             _range(per["floor"], per["ceiling"], 4),
             _range(total["floor"], total["ceiling"], 2),
@@ -57,6 +58,11 @@ def render(console: Console, summary: SweepSummary, document: dict[str, Any]) ->
         console.print(f"{len(summary.skipped)} trial dir(s) skipped: not Buzz trials", highlight=False)
     if "failures" in document:
         render_failures(console, document["failures"])
+
+
+def _interval(figure: dict[str, float] | None) -> str:
+    """The pass rate's 95 % interval (docs/statistics.md); '' when nothing was scored."""
+    return "" if figure is None else f"[{figure['low']:.2f}, {figure['high']:.2f}]"
 
 
 def _range(floor: float, ceiling: float, digits: int) -> str:

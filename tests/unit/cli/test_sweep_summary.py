@@ -119,3 +119,10 @@ def test_a_trial_without_metadata_or_summary_is_named_by_its_manifest(
     code, out, _ = summary(runner, "lost", "--store", tmp_path.as_uri(), "-o", "json")
     (row,) = json.loads(out)["conditions"]
     assert code == 0 and row["condition"] == "standin-team" and row["n"] == 1
+
+
+def test_table_shows_the_pass_rate_interval_of_the_json(runner: CliRunner, store: str) -> None:
+    _, out, _ = summary(runner, "mixed", "--store", store, "-o", "json")
+    interval = json.loads(out)["conditions"][0]["statistics"]["pass_rate"]
+    _, table, _ = summary(runner, "mixed", "--store", store)
+    assert f"[{interval['low']:.2f}, {interval['high']:.2f}]" in table

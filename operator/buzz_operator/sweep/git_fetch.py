@@ -6,14 +6,18 @@ no git (hack/images.sh builds it from Debian's python3-minimal), and a library k
 operator's one process (no subprocess, no git config or credential helpers of the machine).
 The fetch wants the pinned commit itself, as Harbor's `git fetch --depth 1 origin <sha>` does,
 so the server must allow a want that no ref advertises (GitHub does; plain git needs
-uploadpack.allowAnySHA1InWant, or the commit at a branch tip).
+uploadpack.allowAnySHA1InWant, or the commit at a branch tip). Like Harbor's
+`--filter=blob:none` clone it asks for the commit's trees only, then for the blobs of the task
+folders it reads, in one more round trip: a repository of hundreds of tasks costs its trees and
+the asked tasks' files. A server without filters (protocol v0, or uploadpack.allowFilter off)
+sends the whole tree of the commit at once, which reads the same.
 """
 
 from __future__ import annotations
 
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import urllib3.exceptions
 from dulwich.client import get_transport_and_path
@@ -67,7 +71,8 @@ def remote_refs(url: str) -> dict[str, str]:
 
 class Fetched:
     """One commit of one remote, fetched at depth 1 into a bare repository on disk (a task tree
-    can be large; memory holds none of it). Use as a context manager."""
+    can be large; memory holds none of it): its trees first, blobs when asked. Use as a context
+    manager."""
 
     def __init__(self, url: str, commit: str) -> None:
         global _fetches
@@ -76,8 +81,9 @@ class Fetched:
         self.repo = Repo.init_bare(self._dir.name)
         want = commit.encode()
         try:
-            client, path = _client(url)
-            client.fetch(path, self.repo, determine_wants=lambda refs, depth=None: [want], depth=1)
+            self._client, self._path = _client(url)
+            self._client.fetch(self._path, self.repo, determine_wants=lambda refs, depth=None: [want], depth=1,
+                               filter_spec=b"blob:none")
             _fetches += 1
             found = self.repo.object_store[want]
         except FETCH_ERRORS as error:
@@ -110,6 +116,34 @@ class Fetched:
             tree = self.repo.object_store[sha]  # type: ignore[assignment]
         return tree
 
+    def _entries(self, tree: Tree, prefix: str) -> Iterator[tuple[str, int, bytes]]:
+        for entry in tree.items():
+            rel = f"{prefix}{entry.path.decode()}"
+            if stat.S_ISDIR(entry.mode):
+                yield from self._entries(self.repo.object_store[entry.sha], f"{rel}/")  # type: ignore[arg-type]
+            else:
+                yield rel, entry.mode, entry.sha
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """The blobs under the folders `paths` that the trees-only fetch left out, in one round
+        trip (Harbor's sparse checkout of the task paths)."""
+        wanted = []
+        for path in paths:
+            if (tree := self._tree(path)) is not None:
+                wanted += [sha for _, mode, sha in self._entries(tree, "") if stat.S_ISREG(mode)]
+        self._want_blobs(wanted)
+
+    def _want_blobs(self, shas: Sequence[bytes]) -> None:
+        missing = sorted({sha for sha in shas if sha not in self.repo.object_store})
+        if not missing:
+            return
+        try:
+            self._client.fetch(self._path, self.repo, determine_wants=lambda refs, depth=None: missing)
+        except FETCH_ERRORS as error:
+            raise GitError(f"cannot fetch the files of {self.commit} from {self.url}: {_why(error)}") from error
+        if still := [sha for sha in missing if sha not in self.repo.object_store]:
+            raise GitError(f"{self.url} did not send {len(still)} files of {self.commit} (e.g. {still[0].decode()})")
+
     def folders_with(self, path: str, marker: str) -> list[str]:
         """The names of the folders directly under `path` that hold a file `marker`."""
         tree = self._tree(path)
@@ -129,8 +163,11 @@ class Fetched:
         if tree is None or name.encode() not in tree:
             return None
         mode, sha = tree[name.encode()]
+        if not stat.S_ISREG(mode):
+            return None
+        self._want_blobs([sha])
         blob = self.repo.object_store[sha]
-        return blob.data if isinstance(blob, Blob) and stat.S_ISREG(mode) else None
+        return blob.data if isinstance(blob, Blob) else None
 
     def files(self, path: str) -> dict[str, bytes]:
         """Every file under the folder `path`, by relative path. Symlinks and submodules are
@@ -139,17 +176,11 @@ class Fetched:
         tree = self._tree(path)
         if tree is None:
             raise GitError(f"{self.url} has no folder {path!r} at {self.commit}")
-        return dict(self._walk(tree, path, ""))
-
-    def _walk(self, tree: Tree, path: str, prefix: str) -> Iterator[tuple[str, bytes]]:
-        for entry in tree.items():
-            rel = f"{prefix}{entry.path.decode()}"
-            if stat.S_ISDIR(entry.mode):
-                yield from self._walk(self.repo.object_store[entry.sha], path, f"{rel}/")  # type: ignore[arg-type]
-            elif stat.S_ISREG(entry.mode):
-                yield rel, self.repo.object_store[entry.sha].data  # type: ignore[union-attr]
-            else:
-                kind = "a symlink" if stat.S_ISLNK(entry.mode) else "a submodule"
+        entries = list(self._entries(tree, ""))
+        for rel, mode, _ in entries:
+            if not stat.S_ISREG(mode):
+                kind = "a symlink" if stat.S_ISLNK(mode) else "a submodule"
                 raise GitError(f"{path}/{rel} in {self.url} at {self.commit} is {kind}; task folders are fetched "
                                "as plain files")
-
+        self._want_blobs([sha for _, _, sha in entries])
+        return {rel: self.repo.object_store[sha].data for rel, _, sha in entries}  # type: ignore[union-attr]

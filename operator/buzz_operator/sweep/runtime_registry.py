@@ -156,6 +156,7 @@ def materialise(tasks: Sequence[ref.GitTask], commits: dict[ref.GitTask, str], r
     for (url, commit), group in missing.items():
         try:
             with git_fetch.Fetched(url, commit) as fetched:
+                fetched.prefetch(task.path for task in group)
                 for task in group:
                     _cache_task(fetched, task, cache / keys[task])
         except git_fetch.GitError as error:
@@ -242,6 +243,7 @@ def _task_folders(repo: ref.RepoRef, commit: str, tasks_dir: str, root: Path) ->
         with git_fetch.Fetched(repo.git_url, commit) as fetched:
             folders = sorted(fetched.folders_with(tasks_dir, CONFIG))
             _, tasks = ref.implicit_tasks(repo, commit, folders, tasks_dir, field=f"{PACKAGE}.path", host="")
+            fetched.prefetch(task.path for task in tasks)
             for task in tasks:
                 _cache_task(fetched, task, root / "git-tasks" / ref.task_cache_key(task, commit))
             return folders

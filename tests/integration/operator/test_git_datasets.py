@@ -161,6 +161,15 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     message, _ = await refused(runtime_registry.load_package(package("org/absent", gitBase=server.git_base), cache))
     assert "no git repository there" in message and message.startswith("spec.dataset.package.gitBase:"), message
 
+    # blob-less, as Harbor's clone: the commit's trees first, then only the asked folder's files
+    with git_fetch.Fetched(server.repo_url(REPO), commit) as fetched:
+        def blobs() -> int:
+            return sum(1 for sha in fetched.repo.object_store if fetched.repo.object_store[sha].type_name == b"blob")
+
+        trees_only = blobs()
+        assert sorted(fetched.files("tasks/hello-a")) == sorted(task_files("x"))
+        assert (trees_only, blobs()) == (0, len(task_files("x")))
+
     # the cache: with the repository gone from the server the pinned registry still resolves, fetching nothing
     server.delete_repo(REPO, namespace, "git-server")
     fetches = git_fetch.fetch_count()

@@ -5,9 +5,9 @@ small stdlib HTTP front, plus static files (a registry.json) from the same root.
 
 - `/git/<repo>.git/...`: handed to `git http-backend` as CGI (GIT_PROJECT_ROOT=ROOT/git, every
   repository exported, pushes allowed), so clients speak Git's smart-HTTP protocol to Git itself;
-- `POST /init/<repo>.git`: creates the bare repository a test then pushes to (uploadpack
-  allows any reachable commit as a want, as GitHub does, so a client may fetch a pinned commit
-  that no branch points at);
+- `POST /init/<repo>.git`: creates the bare repository a test then pushes to; as GitHub's, it
+  takes a want of any commit (a pinned commit no branch points at) and object filters (a
+  trees-only fetch, then the blobs asked for);
 - `PUT /files/<path>` writes a file, `GET /files/<path>` serves it (registry.json by URL);
 - `GET /healthz` for the pod's readiness probe.
 
@@ -67,7 +67,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._reply(400)
             if not repo.is_dir():
                 subprocess.run([GIT, "init", "-q", "--bare", "-b", "main", str(repo)], check=True)
-                for key, value in (("http.receivepack", "true"), ("uploadpack.allowAnySHA1InWant", "true")):
+                for key, value in (("http.receivepack", "true"), ("uploadpack.allowAnySHA1InWant", "true"),
+                                   ("uploadpack.allowFilter", "true")):
                     subprocess.run([GIT, "-C", str(repo), "config", key, value], check=True)
             return self._reply(201)
         if route == "/healthz":

@@ -34,7 +34,9 @@ SweepName = Annotated[str, typer.Argument(metavar="NAME", help="The BuzzSweep's 
 def new(
     manifest: Annotated[Path, typer.Option("--manifest", help="Team manifest (YAML or JSON).")],
     endpoints: Annotated[Path, typer.Option("--endpoints", help="Endpoint config (§2, JSON or YAML).")],
-    dataset: Annotated[str, typer.Option("--dataset", help="builtin, configmap:NAME or store:PREFIX.")],
+    dataset: Annotated[str, typer.Option("--dataset", help=(
+        "builtin, configmap:NAME, store:PREFIX, registry:NAME[@VERSION]:URL, "
+        "registry:NAME[@VERSION]:configmap:CONFIGMAP or package:ORG/NAME[@REF] (docs/harbor.md)."))],
     name: Annotated[
         str, typer.Option("--name", help="Name of the BuzzSweep (and prefix of its ConfigMaps).")
     ],

@@ -77,6 +77,10 @@ class SweepNewError(ValueError):
     """A refusal, with the file and field it is about."""
 
 
+DATASET_FORMS = ("builtin, configmap:NAME, store:PREFIX, registry:NAME[@VERSION]:URL, "
+                 "registry:NAME[@VERSION]:configmap:CONFIGMAP or package:ORG/NAME[@REF]")
+
+
 def _dataset(value: str) -> dict[str, Any]:
     kind, _, arg = value.partition(":")
     if kind == "builtin" and not arg:
@@ -85,7 +89,14 @@ def _dataset(value: str) -> dict[str, Any]:
         return {"configMapRef": {"name": arg}}
     if kind == "store" and arg:
         return {"objectStore": {"prefix": arg}}
-    raise SweepNewError(f"--dataset: {value!r} is not builtin, configmap:NAME or store:PREFIX")
+    if kind == "package" and arg:  # Harbor's --repo org/name[@ref], on GitHub (docs/harbor.md)
+        return {"package": {"name": arg}}
+    name, _, where = arg.partition(":")
+    if kind == "registry" and name and where.startswith(("http://", "https://")):
+        return {"registry": {"name": name, "url": where}}
+    if kind == "registry" and name and where.startswith("configmap:") and where != "configmap:":
+        return {"registry": {"name": name, "configMapRef": {"name": where.removeprefix("configmap:")}}}
+    raise SweepNewError(f"--dataset: {value!r} is not {DATASET_FORMS}")
 
 
 def _condition_files(manifest: ExperimentManifest, text: str, root: Path) -> dict[str, str]:

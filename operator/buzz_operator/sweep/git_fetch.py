@@ -36,6 +36,10 @@ class GitError(Exception):
     """A remote that cannot be read, or a commit without the asked path; says which."""
 
 
+class NoSuchFolder(GitError):
+    """The commit has no folder at the asked path (the spec names a wrong path, not a bad server)."""
+
+
 def _why(error: Exception) -> str:
     if isinstance(error, NotGitRepository):  # dulwich's answer to an HTTP 404 carries no text
         return "no git repository there (HTTP 404)"
@@ -148,7 +152,7 @@ class Fetched:
         """The names of the folders directly under `path` that hold a file `marker`."""
         tree = self._tree(path)
         if tree is None:
-            raise GitError(f"{self.url} has no folder {path!r} at {self.commit}")
+            raise NoSuchFolder(f"{self.url} has no folder {path!r} at {self.commit}")
         found = []
         for entry in tree.items():
             if stat.S_ISDIR(entry.mode):
@@ -175,7 +179,7 @@ class Fetched:
         one would be a file holding its target, so it is named instead)."""
         tree = self._tree(path)
         if tree is None:
-            raise GitError(f"{self.url} has no folder {path!r} at {self.commit}")
+            raise NoSuchFolder(f"{self.url} has no folder {path!r} at {self.commit}")
         entries = list(self._entries(tree, ""))
         for rel, mode, _ in entries:
             if not stat.S_ISREG(mode):

@@ -133,10 +133,11 @@ async def load_source(
             name = source.config_map_ref.name
             data = await inputs.config_map(kube, namespace, name, "spec.dataset.configMapRef")
             path = await asyncio.to_thread(materialize_config_map, data, root)
-        elif source.registry is not None or source.package is not None:
-            fetched = (await runtime_registry.load_registry(kube, namespace, source.registry, root)
-                       if source.registry is not None else
-                       await runtime_registry.load_package(source.package, root))  # type: ignore[arg-type]
+        elif source.registry is not None:
+            fetched = await runtime_registry.load_registry(kube, namespace, source.registry, root)
+            name, path, origins = fetched.name, fetched.path, fetched.origins
+        elif source.package is not None:
+            fetched = await runtime_registry.load_package(source.package, root)
             name, path, origins = fetched.name, fetched.path, fetched.origins
         else:
             assert source.object_store is not None  # the model guarantees exactly one source

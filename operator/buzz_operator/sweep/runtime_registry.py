@@ -249,8 +249,10 @@ def _task_folders(repo: ref.RepoRef, commit: str, tasks_dir: str, root: Path) ->
             return folders
     except ref.DatasetRefError as error:
         raise _refused(error) from error
+    except git_fetch.NoSuchFolder as error:
+        raise inputs.InputError(f"{PACKAGE}.path", str(error)) from error
     except git_fetch.GitError as error:
-        raise inputs.InputError(f"{PACKAGE}.path" if "no folder" in str(error) else PACKAGE, str(error)) from error
+        raise inputs.InputError(PACKAGE, str(error)) from error
 
 
 def _read_repo_file(url: str, commit: str, path: str) -> str | None:

@@ -29,7 +29,7 @@ def test_harbor_forms_become_the_spec(value: str, expected: dict[str, object]) -
 
 @pytest.mark.parametrize("value", ["registry:tb", "registry:tb:ftp://x", "registry:tb:configmap:", "package:"])
 def test_incomplete_forms_are_refused_naming_the_option(value: str) -> None:
-    with pytest.raises(SweepNewError, match="--dataset: .* is not builtin, configmap:NAME"):
+    with pytest.raises(SweepNewError, match=r"--dataset: .* is not builtin, configmap:NAME"):
         dataset(value)
 
 

@@ -147,6 +147,9 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     message, _ = await refused(runtime_registry.load_package(package(f"{REPO}@sha256:00ff", gitBase=server.git_base),
                                                              cache))
     assert message.startswith("spec.dataset.package.name:") and "Harbor Hub packages" in message
+    message, _ = await refused(runtime_registry.load_package(package(REPO, gitBase=server.git_base, path="nope"),
+                                                             cache))
+    assert message == f"spec.dataset.package.path: {server.repo_url(REPO)} has no folder 'nope' at {pinned_commit}"
     message, _ = await refused(runtime_registry.load_registry(
         kube, namespace, registry("tb-mini", configMapRef={"name": "tb-registry", "key": "nope.json"}), cache))
     assert message == "spec.dataset.registry.configMapRef.key: ConfigMap tb-registry has no key 'nope.json'; its keys: registry.json"

@@ -122,7 +122,12 @@ class Fetched:
 
     def _entries(self, tree: Tree, prefix: str) -> Iterator[tuple[str, int, bytes]]:
         for entry in tree.items():
-            rel = f"{prefix}{entry.path.decode()}"
+            name = entry.path.decode(errors="replace")
+            # git checkout refuses these (fsck's badTree/hasDotdot); a file written from one
+            # would land outside the task folder
+            if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+                raise GitError(f"{self.url} at {self.commit} has a tree entry {prefix}{name!r} no checkout would write")
+            rel = f"{prefix}{name}"
             if stat.S_ISDIR(entry.mode):
                 yield from self._entries(self.repo.object_store[entry.sha], f"{rel}/")  # type: ignore[arg-type]
             else:

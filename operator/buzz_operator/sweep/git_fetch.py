@@ -120,14 +120,17 @@ class Fetched:
             tree = self.repo.object_store[sha]  # type: ignore[assignment]
         return tree
 
+    def _name(self, raw: bytes, prefix: str) -> str:
+        name = raw.decode(errors="replace")
+        # git checkout refuses these (fsck's badTree/hasDotdot); a folder or file written from
+        # one would land outside the task folder
+        if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+            raise GitError(f"{self.url} at {self.commit} has a tree entry {prefix}{name!r} no checkout would write")
+        return name
+
     def _entries(self, tree: Tree, prefix: str) -> Iterator[tuple[str, int, bytes]]:
         for entry in tree.items():
-            name = entry.path.decode(errors="replace")
-            # git checkout refuses these (fsck's badTree/hasDotdot); a file written from one
-            # would land outside the task folder
-            if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
-                raise GitError(f"{self.url} at {self.commit} has a tree entry {prefix}{name!r} no checkout would write")
-            rel = f"{prefix}{name}"
+            rel = f"{prefix}{self._name(entry.path, prefix)}"
             if stat.S_ISDIR(entry.mode):
                 yield from self._entries(self.repo.object_store[entry.sha], f"{rel}/")  # type: ignore[arg-type]
             else:
@@ -163,7 +166,7 @@ class Fetched:
             if stat.S_ISDIR(entry.mode):
                 child: Tree = self.repo.object_store[entry.sha]  # type: ignore[assignment]
                 if marker.encode() in child:
-                    found.append(entry.path.decode())
+                    found.append(self._name(entry.path, f"{path}/"))
         return found
 
     def read_file(self, path: str) -> bytes | None:

@@ -51,13 +51,31 @@ def test_a_folder_comes_back_as_its_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name, mode, message", [
-    (b"..", 0o100644, "tree entry '..' no checkout would write"),
+    (b"..", 0o100644, r"tree entry '\.\.' no checkout would write"),
     (b"link", 0o120000, "tasks/t/link in .* is a symlink"),
 ])
 def test_entries_no_checkout_would_write_are_refused(tmp_path: Path, name: bytes, mode: int, message: str) -> None:
     sha = commit_of(tmp_path / "r.git", {b"task.toml": (0o100644, b"x"), name: (mode, b"../../etc/passwd")})
     with git_fetch.Fetched(str(tmp_path / "r.git"), sha) as fetched, pytest.raises(git_fetch.GitError, match=message):
         fetched.files("tasks/t")
+
+
+def test_a_task_folder_named_dot_dot_is_refused(tmp_path: Path) -> None:
+    repo = Repo.init_bare(str(tmp_path / "r.git"), mkdir=True)
+    marker, task, tasks, root = Blob.from_string(b"x"), Tree(), Tree(), Tree()
+    task.add(b"task.toml", 0o100644, marker.id)
+    tasks.add(b"..", 0o040000, task.id)
+    root.add(b"tasks", 0o040000, tasks.id)
+    commit = Commit()
+    commit.tree, commit.message = root.id, b"up"
+    commit.author = commit.committer = b"t <t@buzz.invalid>"
+    commit.commit_time = commit.author_time = commit.commit_timezone = commit.author_timezone = 0
+    for obj in (marker, task, tasks, root, commit):
+        repo.object_store.add_object(obj)
+    repo.close()
+    with git_fetch.Fetched(str(tmp_path / "r.git"), commit.id.decode()) as fetched, \
+            pytest.raises(git_fetch.GitError, match=r"tree entry tasks/'\.\.'"):
+        fetched.folders_with("tasks", "task.toml")
 
 
 def test_an_absent_commit_names_the_remote(tmp_path: Path) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 import asyncpg
 import yaml
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.dev import deploy_relay
 from buzz_operator.dev.localstack import host_ip, with_database
-from buzz_operator.kube import devrelay, objects
+from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
@@ -75,7 +76,7 @@ async def stage(kube: Kube, prefix: str, *, finalized: tuple[str, ...] = ("buzzt
     await admin.execute(f'CREATE DATABASE "{database}"')
     try:
         owner, relay_key = Keypair.generate(), Keypair.generate()
-        relay = await devrelay.deploy(
+        relay = await deploy_relay.deploy(
             kube, namespace, name="relay", relay_url=RELAY_URL, owner_pubkey=owner.pubkey_hex,
             relay_secret_hex=relay_key.secret_hex,
             database_url=with_database(admin_dsn, database, host=host_ip()))

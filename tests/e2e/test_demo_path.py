@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.condition import ExperimentManifest, plan_seats
-from buzz_operator.dev import demo
-from buzz_operator.kube import devmodel
+from buzz_operator.dev import demo, deploy_model
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
 from tests.integration.cli.real_bundles import buzzctl, check_sweep_results
@@ -163,7 +162,7 @@ async def test_demo_sweeps_end_to_end(namespace, crds, pg_dsn, relay_db, kube, t
                 (task, "failed " + ", ".join(dims)) for task, dims in expected.items()}, document["failures"]
 
         check_comparison(f"file://{store}", tmp_path / "results")
-        check_endpoint_billing(store, await devmodel.logs(kube, namespace))
+        check_endpoint_billing(store, await deploy_model.logs(kube, namespace))
         check_with_harbor(store, tmp_path / "results")
     finally:
         for name in CONDITION_FILES:  # deleted while the operator runs, so its finalizers are served

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import asyncpg
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.kube import devrelay, objects
+from buzz_operator.dev import deploy_relay
+from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
@@ -73,7 +74,7 @@ async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
     relay_args = dict(name="relay", relay_url=RELAY_URL, owner_pubkey=owner.pubkey_hex,
                       relay_secret_hex=relay_key.secret_hex, database_url=with_database(admin_dsn, "relay",
                                                                                         host=host_ip()))
-    relay = await devrelay.deploy(kube, namespace, **relay_args)  # type: ignore[arg-type]
+    relay = await deploy_relay.deploy(kube, namespace, **relay_args)  # type: ignore[arg-type]
     target = RelayTarget(url=RELAY_URL, owner_secret_hex=owner.secret_hex, pg_dsn=dsn,
                          connect_url=f"ws://{relay.target}")
     await await_healthy(target, timeout_s=60)
@@ -99,7 +100,7 @@ async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
         await objects.delete_pod(kube, namespace, "relay", grace_seconds=0)
         await objects.wait_pod_gone(kube, namespace, "relay", timeout_s=60)
         await asyncio.sleep(OUTAGE_S)
-        await devrelay.deploy(kube, namespace, **relay_args)  # type: ignore[arg-type]
+        await deploy_relay.deploy(kube, namespace, **relay_args)  # type: ignore[arg-type]
 
     async def postgres_outage() -> None:
         data = private_postgres.run / "postgres" / "data"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from buzz_operator.dev import deploy_relay
 from buzz_operator.dev.localstack import host_ip, with_database
-from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
@@ -132,7 +132,7 @@ def relay_db(pg_dsn: str, request: pytest.FixtureRequest) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class ClusterRelay:
-    relay: devrelay.DevRelay
+    relay: deploy_relay.DevRelay
     target: RelayTarget  # what the test process (on the host) uses: ClusterIP + canonical Host
     owner: Keypair
 
@@ -140,7 +140,7 @@ class ClusterRelay:
 @pytest.fixture
 async def cluster_relay(kube: Kube, namespace: str, relay_db: str, pg_dsn: str) -> ClusterRelay:
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    relay = await devrelay.deploy(
+    relay = await deploy_relay.deploy(
         kube, namespace, name="relay", relay_url=RELAY_URL, owner_pubkey=owner.pubkey_hex,
         relay_secret_hex=relay_key.secret_hex, database_url=with_database(pg_dsn, relay_db, host=host_ip()),
     )

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from buzz_operator.dev import deploy_relay
 from buzz_operator.dev.localstack import host_ip, with_database
-from buzz_operator.kube import devrelay
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
@@ -40,12 +40,12 @@ class DirectRelay:
 
 async def deploy_clusterip_relay(kube: Kube, namespace: str, pg_dsn: str, relay_db: str) -> DirectRelay:
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    await kube.core.create_namespaced_service(namespace, devrelay.relay_service("relay", devrelay.RELAY_PORT))
+    await kube.core.create_namespaced_service(namespace, deploy_relay.relay_service("relay", deploy_relay.RELAY_PORT))
     cluster_ip = (await kube.core.read_namespaced_service("relay", namespace)).spec.cluster_ip
-    url = f"ws://{cluster_ip}:{devrelay.RELAY_PORT}"
-    await devrelay.deploy(kube, namespace, name="relay", relay_url=url, owner_pubkey=owner.pubkey_hex,
-                          relay_secret_hex=relay_key.secret_hex,
-                          database_url=with_database(pg_dsn, relay_db, host=host_ip()))
+    url = f"ws://{cluster_ip}:{deploy_relay.RELAY_PORT}"
+    await deploy_relay.deploy(kube, namespace, name="relay", relay_url=url, owner_pubkey=owner.pubkey_hex,
+                              relay_secret_hex=relay_key.secret_hex,
+                              database_url=with_database(pg_dsn, relay_db, host=host_ip()))
     target = RelayTarget(url=url, owner_secret_hex=owner.secret_hex, pg_dsn=with_database(pg_dsn, relay_db))
     await await_healthy(target, timeout_s=60)
     return DirectRelay(url, target, owner)

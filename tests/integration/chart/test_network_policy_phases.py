@@ -2,7 +2,7 @@
 NetworkPolicies applied in a namespace with
 
 - a relay (the dev relay's labels, 3600), the demo's scripted model endpoint (labelled as
-  kube/devmodel.py labels it, behind a Service on 8091, admitted by `trialNetworkPolicy.endpoints`
+  dev/deploy_model.py labels it, behind a Service on 8091, admitted by `trialNetworkPolicy.endpoints`
   by pod selector), a package mirror (8080, `trialNetworkPolicy.grading.mirrors`), and an
   "outside" pod standing for the internet (its address is `trialNetworkPolicy.grading.internet`:
   the local stack reaches no real outside);
@@ -22,7 +22,7 @@ import subprocess
 from typing import Any
 
 from buzz_operator.api import labels as L
-from buzz_operator.kube import devmodel
+from buzz_operator.dev import deploy_model
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import probe
 from buzz_operator.trial.podspec import grading_labels, pod_labels
@@ -64,16 +64,16 @@ async def test_agents_reach_relay_and_endpoint_and_grading_reaches_what_the_task
     kube: Kube, namespace: str  # noqa: F811
 ) -> None:
     relay_labels = {"app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "dev-relay"}
-    model_labels = devmodel.model_pod("model", image=IMAGE)["metadata"]["labels"]
+    model_labels = deploy_model.model_pod("model", image=IMAGE)["metadata"]["labels"]
     apply(
         namespace,
         pod("relay", relay_labels, [SERVE, "3600"]),
-        pod("model", model_labels, [SERVE, str(devmodel.MODEL_PORT)]),
+        pod("model", model_labels, [SERVE, str(deploy_model.MODEL_PORT)]),
         pod("mirror", {"app": "pypi-mirror"}, [SERVE, "8080"]),
         pod("outside", {"app": "outside"}, [SERVE, "8080"]),
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "buzz-scripted-model"},
-         "spec": {"selector": {"app.kubernetes.io/name": devmodel.LABEL},
-                  "ports": [{"port": devmodel.MODEL_PORT, "targetPort": devmodel.MODEL_PORT}]}},
+         "spec": {"selector": {"app.kubernetes.io/name": deploy_model.LABEL},
+                  "ports": [{"port": deploy_model.MODEL_PORT, "targetPort": deploy_model.MODEL_PORT}]}},
     )
     relay_ip, mirror_ip, outside_ip = (ready_ip(namespace, n) for n in ("relay", "mirror", "outside"))
     ready_ip(namespace, "model")
@@ -82,7 +82,7 @@ async def test_agents_reach_relay_and_endpoint_and_grading_reaches_what_the_task
         "devRelay": {"enabled": True, "databaseURL": "postgres://u@h/d"},
         "trialNetworkPolicy": {
             # the demo's scripted model, by its pods' labels and the Service's targetPort
-            "endpoints": [{"podSelector": {"app.kubernetes.io/name": devmodel.LABEL}, "ports": [devmodel.MODEL_PORT]}],
+            "endpoints": [{"podSelector": {"app.kubernetes.io/name": deploy_model.LABEL}, "ports": [deploy_model.MODEL_PORT]}],
             "grading": {"mirrors": [{"podSelector": {"app": "pypi-mirror"}, "ports": [8080]}],
                         "internet": [{"cidr": f"{outside_ip}/32"}]},
         },
@@ -90,7 +90,7 @@ async def test_agents_reach_relay_and_endpoint_and_grading_reaches_what_the_task
     policies = [d for d in render(release=RELEASE, namespace=namespace, values=values) if d["kind"] == "NetworkPolicy"]
     assert len(policies) == 4, [p["metadata"]["name"] for p in policies]
     apply(namespace, *policies)
-    targets = {"relay": (relay_ip, 3600), "model-service": (model_service, devmodel.MODEL_PORT),
+    targets = {"relay": (relay_ip, 3600), "model-service": (model_service, deploy_model.MODEL_PORT),
                "mirror": (mirror_ip, 8080), "outside": (outside_ip, 8080)}
     agents = {"relay": "open", "model-service": "open", "mirror": "blocked", "outside": "blocked"}
     grading = {

@@ -17,7 +17,8 @@ from typing import Any
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
-from buzz_operator.kube import devmodel, devrelay, objects
+from buzz_operator.dev import deploy_model, deploy_relay
+from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import canary, checks, runner
 from buzz_operator.relay.nostr import Keypair
@@ -108,10 +109,10 @@ def apply_trial_policies(namespace: str, trial_policy: dict[str, Any]) -> None:
 async def test_the_canary_is_held_to_the_trial_policies(  # type: ignore[no-untyped-def]
     kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
 ) -> None:
-    model = await devmodel.deploy(kube, namespace)
-    relay_pod = devrelay.relay_pod("relay", image="i", relay_url="ws://localhost:3600", owner_pubkey="0" * 64,
-                                   secret="s")
-    relay_policy = {"podSelector": relay_pod["metadata"]["labels"], "ports": [devrelay.RELAY_PORT]}
+    model = await deploy_model.deploy(kube, namespace)
+    relay_pod = deploy_relay.relay_pod("relay", image="i", relay_url="ws://localhost:3600", owner_pubkey="0" * 64,
+                                       secret="s")
+    relay_policy = {"podSelector": relay_pod["metadata"]["labels"], "ports": [deploy_relay.RELAY_PORT]}
     url = f"file://{tmp_path}"
 
     def sweep(name: str) -> dict[str, Any]:
@@ -123,7 +124,7 @@ async def test_the_canary_is_held_to_the_trial_policies(  # type: ignore[no-unty
 
     # admitted: the relay by its pods' labels, the model Service's pods by theirs
     apply_trial_policies(namespace, {"relay": relay_policy, "endpoints": [
-        {"podSelector": {"app.kubernetes.io/name": devmodel.LABEL}, "ports": [devmodel.MODEL_PORT]}]})
+        {"podSelector": {"app.kubernetes.io/name": deploy_model.LABEL}, "ports": [deploy_model.MODEL_PORT]}]})
     found = await _run(kube, namespace, sweep("held"), url)
     print(f"\npreflight under the trial policies: { {n: (r.verdict.value, r.detail) for n, r in found.items()} }")
     assert found[checks.AGENT_EGRESS].verdict is checks.Verdict.PASSED, found[checks.AGENT_EGRESS]

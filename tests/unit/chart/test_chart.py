@@ -307,13 +307,13 @@ def test_the_default_endpoint_is_public_https_and_the_cluster_stays_closed() -> 
 
 
 def test_endpoints_by_pod_selector_admit_an_in_cluster_model_service() -> None:
-    """The demo's scripted model (kube/devmodel.py: pods labelled app.kubernetes.io/name=buzz-scripted-model
+    """The demo's scripted model (dev/deploy_model.py: pods labelled app.kubernetes.io/name=buzz-scripted-model
     behind a Service on 8091), and an endpoint in another namespace."""
-    from buzz_operator.kube import devmodel
+    from buzz_operator.dev import deploy_model
 
-    pod_labels = devmodel.model_pod("m", image="i")["metadata"]["labels"]
+    pod_labels = deploy_model.model_pod("m", image="i")["metadata"]["labels"]
     values = {"trialNetworkPolicy": {"endpoints": [
-        {"podSelector": {"app.kubernetes.io/name": devmodel.LABEL}, "ports": [devmodel.MODEL_PORT]},
+        {"podSelector": {"app.kubernetes.io/name": deploy_model.LABEL}, "ports": [deploy_model.MODEL_PORT]},
         {"podSelector": {"app": "vllm"}, "namespaceSelector": {"kubernetes.io/metadata.name": "models"},
          "ports": [8000]},
         {"cidr": "203.0.113.0/24", "except": ["203.0.113.128/25"], "ports": [443, 8443]},

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from buzz_operator.condition import EndpointConfig
 from buzz_operator.dev.demo import scripted_endpoints
-from buzz_operator.kube.devmodel import MODEL_PORT, DevModel, model_pod, model_service, point_endpoints
+from buzz_operator.dev.deploy_model import MODEL_PORT, DevModel, model_pod, model_service, point_endpoints
 
 ROOT = Path(__file__).resolve().parents[3]
 

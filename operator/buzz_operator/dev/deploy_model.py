@@ -3,22 +3,19 @@ stack, demos and tests: what a scripted condition's endpoint config points trial
 
 It runs from the operator image, which holds the buzz_operator package. Trial pods dial it by
 ClusterIP: the local cluster has no DNS, so `point_endpoints` writes the Service's address into an
-endpoint config whose base URLs name the Service (manifests/endpoints/scripted.json).
+endpoint config whose base URLs name the Service (manifests/endpoints/scripted.json). Development
+only: the operator calls model endpoints, it never deploys one.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from kubernetes_asyncio.client.exceptions import ApiException
-
+from buzz_operator.dev.pod_service import deploy_behind_service
 from buzz_operator.kube.client import Kube
-from buzz_operator.kube.objects import CONFLICT, create_pod
-from buzz_operator.kube.pods import wait_running
 
 OPERATOR_IMAGE = "docker.io/buzz/operator:dev"
 MODEL_PORT = 8091
@@ -88,31 +85,9 @@ def point_endpoints(config: dict[str, Any], base_url: str) -> dict[str, Any]:
 async def deploy(kube: Kube, namespace: str, *, name: str = LABEL, port: int = MODEL_PORT,
                  image: str = OPERATOR_IMAGE, timeout_s: float = 120.0) -> DevModel:
     """Pod and Service (each kept if it exists); returns once the Service routes to a ready pod."""
-    await create_pod(kube, namespace, model_pod(name, image=image))
-    try:
-        await kube.core.create_namespaced_service(namespace, model_service(name, port))
-    except ApiException as exc:
-        if exc.status != CONFLICT:
-            raise
-    state = await wait_running(kube, namespace, name, timeout_s=timeout_s)
-    if not state.ready:
-        raise RuntimeError(f"scripted model pod did not start: {state.reason}: {state.message}")
-    async with asyncio.timeout(timeout_s):
-        while True:
-            if await _ready(kube, namespace, name):
-                break
-            await asyncio.sleep(0.5)
-    service = await kube.core.read_namespaced_service(name, namespace)
-    return DevModel(name, namespace, port, str(service.spec.cluster_ip))
-
-
-async def _ready(kube: Kube, namespace: str, name: str) -> bool:
-    # kube-proxy programs the ClusterIP from the Endpoints, so a ready pod is not enough
-    pod = await kube.core.read_namespaced_pod(name, namespace)
-    if not any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or []):
-        return False
-    endpoints = await kube.core.read_namespaced_endpoints(name, namespace)
-    return any(subset.addresses for subset in endpoints.subsets or [])
+    cluster_ip = await deploy_behind_service(kube, namespace, model_pod(name, image=image), model_service(name, port),
+                                             what="scripted model", timeout_s=timeout_s)
+    return DevModel(name, namespace, port, cluster_ip)
 
 
 async def logs(kube: Kube, namespace: str, name: str = LABEL) -> str:

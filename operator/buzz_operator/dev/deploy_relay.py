@@ -2,20 +2,18 @@
 
 The relay binds tenants to the authority of RELAY_URL (ws://localhost:3600), which is why
 trial pods reach it through their forwarder; the Service only has to expose the port. Its
-key comes from a Secret, as a real relay's would; the database is reachable by DSN.
+key comes from a Secret, as a real relay's would; the database is reachable by DSN. Development
+only: the operator dials a relay, it never deploys one.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes_asyncio.client.exceptions import ApiException
-
+from buzz_operator.dev.pod_service import deploy_behind_service
 from buzz_operator.kube.client import Kube
-from buzz_operator.kube.objects import CONFLICT, create_pod, create_secret, secret_body
-from buzz_operator.kube.pods import wait_running
+from buzz_operator.kube.objects import create_secret, secret_body
 
 DEV_RELAY_IMAGE = "docker.io/buzz/dev-relay:dev"
 RELAY_PORT = 3600
@@ -94,30 +92,7 @@ async def deploy(
     secret = f"{name}-keys"
     await create_secret(kube, namespace, secret_body(
         secret, {KEY_SECRET_KEY: relay_secret_hex, DSN_SECRET_KEY: database_url}, labels={}, owner=None))
-    await create_pod(kube, namespace, relay_pod(name, image=image, relay_url=relay_url,
-                                                owner_pubkey=owner_pubkey, secret=secret))
-    try:
-        await kube.core.create_namespaced_service(namespace, relay_service(name, port))
-    except ApiException as exc:
-        if exc.status != CONFLICT:
-            raise
-    state = await wait_running(kube, namespace, name, timeout_s=timeout_s)
-    if not state.ready:
-        raise RuntimeError(f"dev relay pod did not start: {state.reason}: {state.message}")
-    async with asyncio.timeout(timeout_s):
-        while True:
-            if await _ready(kube, namespace, name):
-                break
-            await asyncio.sleep(0.5)
-    service = await kube.core.read_namespaced_service(name, namespace)
-    return DevRelay(name, namespace, name, port, service.spec.cluster_ip)
-
-
-async def _ready(kube: Kube, namespace: str, name: str) -> bool:
-    # Ready pod first, then the Service's Endpoints naming it: kube-proxy programs the
-    # ClusterIP from Endpoints, so before that a connection to the Service is refused.
-    pod = await kube.core.read_namespaced_pod(name, namespace)
-    if not any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or []):
-        return False
-    endpoints = await kube.core.read_namespaced_endpoints(name, namespace)
-    return any(subset.addresses for subset in endpoints.subsets or [])
+    pod = relay_pod(name, image=image, relay_url=relay_url, owner_pubkey=owner_pubkey, secret=secret)
+    cluster_ip = await deploy_behind_service(kube, namespace, pod, relay_service(name, port), what="dev relay",
+                                             timeout_s=timeout_s)
+    return DevRelay(name, namespace, name, port, cluster_ip)

@@ -231,11 +231,12 @@ def task_image_detail(image: str, origin: ImageOrigin | None, reason: str) -> st
     if origin is None:
         return f"spec.taskImageRegistry: {image}: {reason}"
     tasks = ", ".join(origin.tasks[:3]) + (f" and {len(origin.tasks) - 3} more" if len(origin.tasks) > 3 else "")
+    # what to fix first and the kubelet's words last: a long pull error is what gets cut
     if origin.pinned:
-        return (f"task {tasks}: environment.docker_image {image}: {reason} "
-                "(a private registry needs spec.imagePullSecrets)")
-    return (f"task {tasks}: {image} (its environment/Dockerfile, which the operator does not build): {reason}; "
-            "build and push it (`buzzctl dataset images` lists each) or set spec.taskImageRegistry")
+        return (f"task {tasks}: environment.docker_image {image} (a private registry needs "
+                f"spec.imagePullSecrets): {reason}")
+    return (f"spec.taskImageRegistry: task {tasks}: {image} is built from its environment/Dockerfile, which "
+            f"the operator does not build: build and push it (`buzzctl dataset images` lists each): {reason}")
 
 
 def missing_endpoint_keys(wanted: dict[str, str], stored_keys: Iterable[str]) -> list[str]:

@@ -29,8 +29,8 @@ from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.observability import events, logs, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
-from buzz_operator.sweep.conditions import ACCEPTED
 from buzz_operator.sweep.runtime_inputs import InputError
+from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
 from buzz_operator.trial import runtime_regrade

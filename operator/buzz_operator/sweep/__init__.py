@@ -2,12 +2,12 @@
 cost caps, and the rollup of trial results into the sweep's small status."""
 
 from buzz_operator.sweep.admission import AdmissionDecision, admit
-from buzz_operator.sweep.conditions import sweep_conditions
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.planner import PlannedTrial, plan_trials, trial_name
 from buzz_operator.sweep.rerun import select_reruns
 from buzz_operator.sweep.rollup import SweepRollup, pass_at_k, rollup
 from buzz_operator.sweep.status import next_sweep_status
+from buzz_operator.sweep.status_conditions import sweep_conditions
 from buzz_operator.sweep.summary import TrialState, TrialSummary, summarize_trial
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 

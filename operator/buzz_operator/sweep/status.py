@@ -8,8 +8,8 @@ from buzz_operator.api.common import CostRange, Waiting
 from buzz_operator.api.conditions import is_true
 from buzz_operator.api.sweep import BuzzSweepStatus
 from buzz_operator.sweep.admission import AdmissionDecision
-from buzz_operator.sweep.conditions import COMPLETE, FAILED, sweep_conditions
 from buzz_operator.sweep.rollup import SweepRollup
+from buzz_operator.sweep.status_conditions import COMPLETE, FAILED, sweep_conditions
 
 SHORT_HASH = 8
 

@@ -1,4 +1,5 @@
-"""The sweep's conditions: one per aspect, each with a stable CamelCase reason (B7).
+"""The sweep's status conditions (Kubernetes `status.conditions`, not an experiment's team
+condition): one per aspect, each with a stable CamelCase reason (B7).
 
 Accepted     the spec (and its condition manifest) passed admission checks
 Running      some trials are between creation and a terminal phase

@@ -2,7 +2,7 @@
 development relay on real Postgres. Prints p50/p95 per figure with its target and PASS/MISS.
 
 P3 compares provisioning with the seed's way of doing the same relay work (reference
-buzz-harness.md §3.3, §3.5, §3.7): one CLI process per relay call — `channels create`, one
+docs/tenant.md#provisioning, docs/tenant.md#directory, docs/relay-protocol.md#cli): one CLI process per relay call — `channels create`, one
 `channels add-member` per seat, `users set-profile` as the user and as each seat, and one
 `users get` over the 60 directory pubkeys — run here as `python -m buzz_operator.dev.agent.cli`
 (the stand-in `buzz` CLI). The baseline leaves out the seed's psycopg connect, advisory lock and
@@ -90,7 +90,7 @@ def _report(name: str, samples_ms: list[float], target_ms: float, note: str = ""
 
 
 def _cli(relay_url: str, secret_hex: str, auth_tag: str, *args: str) -> object:
-    """One seed-style relay call: a fresh CLI process, JSON on stdout (reference §3.7)."""
+    """One seed-style relay call: a fresh CLI process, JSON on stdout (docs/relay-protocol.md#cli)."""
     env = {"PATH": os.environ.get("PATH", ""), "BUZZ_RELAY_URL": relay_url, "BUZZ_PRIVATE_KEY": secret_hex,
            "BUZZ_AUTH_TAG": auth_tag, "PYTHONPATH": str(ROOT / "operator")}
     done = subprocess.run([sys.executable, "-m", "buzz_operator.dev.agent.cli", *args], env=env,

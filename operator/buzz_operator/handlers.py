@@ -63,7 +63,7 @@ def _bracket(host: str) -> str:
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    # anchors rec. 14: bounded watches and requests (kopf #204/#698 silent stalls)
+    # docs/design.md#bounded-watches: bounded watches and requests (kopf #204/#698 silent stalls)
     settings.watching.server_timeout = 120
     settings.watching.client_timeout = 150
     settings.watching.connect_timeout = 5

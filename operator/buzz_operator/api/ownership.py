@@ -1,5 +1,5 @@
 """ownerReferences the operator sets: the owner controls its children and deleting it
-garbage-collects them (same namespace only — anchors B7)."""
+garbage-collects them (same namespace only — docs/design.md#ownership)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """BuzzSweep: one team condition × a dataset of tasks × k attempts, as a Kubernetes object.
 
-The sweep plans and the trials execute (anchors recommendation 1): nothing in the sweep's
+The sweep plans and the trials execute (docs/design.md#plan-and-execute): nothing in the sweep's
 status grows with the number of trials, so a 10 000-trial sweep stays far below etcd's
 object size limit (Argo's status.nodes lesson, argo#1186).
 """
@@ -475,7 +475,7 @@ class PreflightCheck(StatusModel):
 
 
 class PreflightStatus(StatusModel):
-    """The checks run once before the sweep's first trial (buzz-harness.md §6.1)."""
+    """The checks run once before the sweep's first trial (docs/preflight.md#checks)."""
 
     passed: bool = Field(description="No check failed; trials may start.")
     checked_at: Timestamp | None = Field(None, description="When the checks last ran.")

@@ -51,7 +51,7 @@ class Phase(StrEnum):
 
 
 class Outcome(StrEnum):
-    """How the trial ended, in the seed summariser's vocabulary (buzz-harness.md §6.5)."""
+    """How the trial ended, in the seed summariser's vocabulary (docs/failures.md#outcome-words)."""
 
     OK = "ok"
     TIMEOUT = "timeout"

@@ -1,4 +1,4 @@
-"""buzzctl bundle — check a trial bundle for credential-shaped strings (buzz-harness.md §5.4).
+"""buzzctl bundle — check a trial bundle for credential-shaped strings (docs/bundle.md#secret-scan).
 
 ``scan DIR`` prints ``{"clean", "findings", "review"}`` (findings name path, line and kind, never
 the secret). Exit 0 when the scan ran (read ``clean``), 1 invalid input, 2 usage.

@@ -1,4 +1,4 @@
-"""buzzctl condition — hash and validate a team manifest (buzz-harness.md §1).
+"""buzzctl condition — hash and validate a team manifest (docs/condition.md).
 
 Exit codes are an interface: 0 ok, 1 invalid input (one line on stderr naming the file
 and field), 2 usage errors (typer's own).
@@ -37,7 +37,7 @@ def _fail(error: ConditionError) -> typer.Exit:
 
 @app.command("hash")
 def hash_command(file: ManifestFile) -> None:
-    """Print the condition's manifest_sha256 (§1.5)."""
+    """Print the condition's manifest_sha256 (docs/condition.md#condition-hash)."""
     try:
         manifest = ExperimentManifest.load(file)
     except ConditionError as error:
@@ -60,7 +60,7 @@ def check_command(
         Path | None,
         typer.Option(
             "--endpoint-config",
-            help="Endpoint config (§2); when given, every roster endpoint must be configured "
+            help="Endpoint config (docs/condition.md#endpoints); when given, every roster endpoint must be configured "
             "and none may still be a placeholder.",
             show_default=False,
         ),
@@ -78,7 +78,7 @@ def check_command(
         try:
             endpoints = EndpointConfig.load(endpoint_config)
             check_endpoints(manifest, endpoints)
-            # A real sweep refuses example values (§6.1 reject_placeholder_endpoints).
+            # A real sweep refuses example values (docs/condition.md#endpoints reject_placeholder_endpoints).
             placeholders = find_placeholder_endpoints(endpoints)
             if placeholders:
                 raise ConditionError(f"placeholder endpoints must be configured before a run: {placeholders}")

@@ -1,4 +1,4 @@
-"""buzzctl ledger — price a trial's agent logs against its manifest (buzz-harness.md §5.5–§5.7).
+"""buzzctl ledger — price a trial's agent logs against its manifest (docs/accounting.md).
 
 Output contract (others script against it): one JSON receipt per seat per line, sorted by seat id,
 each exactly a ``receipts.jsonl`` row; then one line ``{"reconciled", "note", "warnings"}``.

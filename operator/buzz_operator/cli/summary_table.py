@@ -1,4 +1,4 @@
-"""The summary for people: the seed's comparison table (§6.5) as a rich table, its caveats,
+"""The summary for people: the seed's comparison table (docs/failures.md#summaries) as a rich table, its caveats,
 the unfinished trials and, with --failures, the zero-scoring trials with their bundles."""
 
 from __future__ import annotations

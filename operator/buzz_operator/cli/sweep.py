@@ -33,7 +33,7 @@ SweepName = Annotated[str, typer.Argument(metavar="NAME", help="The BuzzSweep's 
 @app.command("new", epilog=EXIT_CODES_HELP)
 def new(
     manifest: Annotated[Path, typer.Option("--manifest", help="Team manifest (YAML or JSON).")],
-    endpoints: Annotated[Path, typer.Option("--endpoints", help="Endpoint config (§2, JSON or YAML).")],
+    endpoints: Annotated[Path, typer.Option("--endpoints", help="Endpoint config (docs/condition.md#endpoints, JSON or YAML).")],
     dataset: Annotated[str, typer.Option("--dataset", help=(
         "builtin, configmap:NAME, store:PREFIX, registry:NAME[@VERSION]:URL, "
         "registry:NAME[@VERSION]:configmap:CONFIGMAP or package:ORG/NAME[@REF] (docs/harbor.md)."))],

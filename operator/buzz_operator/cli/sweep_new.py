@@ -3,7 +3,7 @@ ConfigMaps and the Secret it needs — checked here, before anything reaches the
 
 Refused up front (exit 1, one line naming file and field), reusing the condition room's
 validators: a manifest that does not load, a prompt whose sha256 does not match its pin, a
-roster endpoint missing from the endpoint config, placeholder endpoints (§6.1
+roster endpoint missing from the endpoint config, placeholder endpoints (docs/condition.md#endpoints
 ``reject_placeholder_endpoints``), a missing API-key variable, and a spec the BuzzSweep
 schema refuses.
 

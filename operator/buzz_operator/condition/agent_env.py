@@ -1,4 +1,4 @@
-"""The environment of one seat's ``buzz-acp`` process (buzz-harness.md §4.4 items 1–9).
+"""The environment of one seat's ``buzz-acp`` process (docs/corridor.md#agent-environment items 1–9).
 
 Merge order is the seed's, later entries winning: turn duration, endpoint env, RUST_LOG,
 SSL_CERT_FILE, relay identity, buzz-acp wiring, the platform-prompt opt-out, harness env,
@@ -23,9 +23,9 @@ from buzz_operator.condition.paths import (
 )
 from buzz_operator.condition.seats import Seat
 
-# Effort for seats whose condition does not pin one (§0 THINKING_EFFORT).
+# Effort for seats whose condition does not pin one (docs/corridor.md#agent-environment THINKING_EFFORT).
 THINKING_EFFORT = "medium"
-# 0 = unbounded rounds per turn (§0 DEFAULT_MAX_AGENT_ROUNDS): a cap a solo agent could
+# 0 = unbounded rounds per turn (docs/corridor.md#agent-environment DEFAULT_MAX_AGENT_ROUNDS): a cap a solo agent could
 # hit in its single turn would handicap the baseline for a reason unrelated to the task.
 DEFAULT_MAX_AGENT_ROUNDS = 0
 

@@ -13,7 +13,7 @@ from buzz_operator.condition.errors import ConditionError
 
 def read_mapping(source: str | Path | Mapping[str, Any], *, what: str) -> tuple[dict[str, Any], str]:
     """Return ``(mapping, source_label)``; YAML is a superset of JSON, so one parser reads both
-    (as the seed does, §1: "cannot load manifest …", "manifest root must be a mapping").
+    (as the seed does, docs/condition.md#where-it-comes-from: "cannot load manifest …", "manifest root must be a mapping").
 
     The label names the file in every later error; a mapping given directly has none.
     """

@@ -1,4 +1,4 @@
-"""Endpoint launch configuration (buzz-harness.md §2): deployment config, outside the hash.
+"""Endpoint launch configuration (docs/condition.md#endpoints): deployment config, outside the hash.
 
 A condition names endpoints; this file says how to reach each one — the provider, the
 *name* of the environment variable holding its API key, and extra provider env. Values
@@ -22,7 +22,7 @@ from buzz_operator.condition.manifest import ExperimentManifest
 
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
-# Variables that carry a seat's identity and wiring (§2 `_reject_identity_overrides`):
+# Variables that carry a seat's identity and wiring (docs/condition.md#endpoints `_reject_identity_overrides`):
 # an endpoint's env must never be able to replace them.
 IDENTITY_VARIABLES = frozenset(
     {
@@ -35,7 +35,7 @@ IDENTITY_VARIABLES = frozenset(
     }
 )
 
-# Example values that must never reach a real sweep (§1.6, §2, §6.1): the Databricks
+# Example values that must never reach a real sweep (docs/condition.md#endpoints, docs/condition.md#endpoints, docs/condition.md#endpoints): the Databricks
 # example workspace host and the M1 manifest's local placeholder endpoints.
 PLACEHOLDER_HOST_MARKER = "example-workspace"
 PLACEHOLDER_ENDPOINT_PREFIX = "local/placeholder-"
@@ -43,7 +43,7 @@ PLACEHOLDER_ENDPOINT_PREFIX = "local/placeholder-"
 
 @dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class EndpointLaunchConfig:
-    """How to launch agents against one endpoint (§2)."""
+    """How to launch agents against one endpoint (docs/condition.md#endpoints)."""
 
     # Strict strings: a YAML `PORT: 8080` must be quoted rather than silently coerced.
     provider: StrictStr = Field(min_length=1)
@@ -98,7 +98,7 @@ class EndpointConfig(Mapping[str, EndpointLaunchConfig]):
 
 
 def redact_endpoints(cfg: Mapping[str, EndpointLaunchConfig]) -> dict[str, Any]:
-    """The ``endpoints.redacted.json`` document (§2): names of variables, never values."""
+    """The ``endpoints.redacted.json`` document (docs/condition.md#endpointsredactedjson): names of variables, never values."""
     return {
         name: {
             "provider": endpoint.provider,
@@ -115,7 +115,7 @@ def resolve_api_keys(
     *,
     only: Iterable[str] | None = None,
 ) -> dict[str, str]:
-    """``{endpoint: API key}`` read from each endpoint's ``api_key_env`` (§2).
+    """``{endpoint: API key}`` read from each endpoint's ``api_key_env`` (docs/condition.md#endpoints).
 
     By default every configured endpoint must resolve, as in the seed's provisioner config:
     a sweep must not start and then discover a missing key at its first trial. ``only``

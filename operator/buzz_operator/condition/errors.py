@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
-# Why `temperature` is refused, in the words a user needs (§1.3, seed 004): the key used
+# Why `temperature` is refused, in the words a user needs (docs/condition.md#generation): the key used
 # to be accepted, hashed into the condition identity and silently discarded.
 TEMPERATURE_REASON = (
     "temperature is not a condition setting: buzz-agent exposes no temperature "

@@ -1,7 +1,7 @@
-"""The experimental condition: a strict, content-addressed team manifest (buzz-harness.md §1).
+"""The experimental condition: a strict, content-addressed team manifest (docs/condition.md).
 
-Field names, types, defaults and validator rules follow §1.1–§1.4 exactly, because the
-condition hash (§1.5) is a function of this schema: a default added, renamed or retyped
+Field names, types, defaults and validator rules follow docs/condition.md#manifest exactly, because the
+condition hash (docs/condition.md#condition-hash) is a function of this schema: a default added, renamed or retyped
 here would silently re-identify every condition users compare against the seed harness.
 """
 
@@ -25,7 +25,7 @@ GOOSE_PROMPT_MODES = frozenset({"append", "set"})
 
 
 class StrictModel(BaseModel):
-    """Unknown or misspelled keys are errors (§1): a typo must not become a silent default."""
+    """Unknown or misspelled keys are errors (docs/condition.md#strictness): a typo must not become a silent default."""
 
     # `model_revision` is a domain field, not pydantic's namespace. Infinity passes `ge=0`, and a
     # ConfigMap's YAML can spell it (`.inf`): refused here, naming the field, rather than by the
@@ -34,7 +34,7 @@ class StrictModel(BaseModel):
 
 
 def _reject_non_finite(value: Any, where: str = "") -> None:
-    # The hash uses allow_nan=False (§1.5); refuse NaN/Infinity at load time, where the
+    # The hash uses allow_nan=False (docs/condition.md#condition-hash); refuse NaN/Infinity at load time, where the
     # error can name the field, instead of failing later while hashing.
     if isinstance(value, float) and not math.isfinite(value):
         raise rule_error(where, f"{value} has no canonical JSON form (NaN and Infinity cannot be hashed)")
@@ -47,7 +47,7 @@ def _reject_non_finite(value: Any, where: str = "") -> None:
 
 
 class ArtifactRef(StrictModel):
-    """A sha256-pinned file relative to the artifact root (§1.2)."""
+    """A sha256-pinned file relative to the artifact root (docs/condition.md#prompts)."""
 
     # no NUL or other control characters: the OS refuses them in a path with a bare ValueError
     path: str = Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")
@@ -55,10 +55,10 @@ class ArtifactRef(StrictModel):
 
 
 class GenerationConfig(StrictModel):
-    """Generation controls (§1.3). Every field is optional and emits no env var when unset.
+    """Generation controls (docs/condition.md#generation). Every field is optional and emits no env var when unset.
 
     Deliberately has no ``temperature``: buzz-agent exposes no temperature environment
-    variable, so such a value could never reach the provider (seed 004). The strict model
+    variable, so such a value could never reach the provider (docs/condition.md#generation). The strict model
     refuses the key and ``errors`` explains why.
     """
 
@@ -78,7 +78,7 @@ class GenerationConfig(StrictModel):
     @model_validator(mode="after")
     def _output_fits_window(self) -> Self:
         # buzz-agent reserves max_output_tokens from the window when deciding to compact;
-        # a reservation >= the window compacts on every turn (§1.3).
+        # a reservation >= the window compacts on every turn (docs/condition.md#generation).
         if self.max_output_tokens is None or self.context_window_tokens is None:
             return self
         if self.max_output_tokens >= self.context_window_tokens:
@@ -118,7 +118,7 @@ class GenerationConfig(StrictModel):
 
 
 class AgentBudget(StrictModel):
-    """Per-agent limits (§1.4); only ``max_calls`` reaches the agent (BUZZ_AGENT_MAX_ROUNDS)."""
+    """Per-agent limits (docs/condition.md#budgets); only ``max_calls`` reaches the agent (BUZZ_AGENT_MAX_ROUNDS)."""
 
     max_calls: int | None = Field(default=None, gt=0)
     max_input_tokens: int | None = Field(default=None, gt=0)
@@ -127,7 +127,7 @@ class AgentBudget(StrictModel):
 
 
 class Price(StrictModel):
-    """USD per million tokens for one endpoint (§1.4); output also covers reasoning tokens."""
+    """USD per million tokens for one endpoint (docs/condition.md#prices); output also covers reasoning tokens."""
 
     input_per_million_usd: float = Field(ge=0)
     cached_input_per_million_usd: float = Field(ge=0)
@@ -137,7 +137,7 @@ class Price(StrictModel):
 
 
 class AgentClass(StrictModel):
-    """One roster entry: ``count`` identical seats (§1.2)."""
+    """One roster entry: ``count`` identical seats (docs/condition.md#roster)."""
 
     id: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     kind: Literal["orchestrator", "worker"]
@@ -150,7 +150,7 @@ class AgentClass(StrictModel):
     persona: ArtifactRef | None = None
     skills: tuple[ArtifactRef, ...] = ()
     include_platform_prompt: bool = True
-    # Absent and empty generation are the same condition and hash the same (§1.5).
+    # Absent and empty generation are the same condition and hash the same (docs/condition.md#condition-hash).
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     budget: AgentBudget = Field(default_factory=AgentBudget)
     concurrency: int = Field(default=1, gt=0)
@@ -166,14 +166,14 @@ class AgentClass(StrictModel):
 
 
 class TrialBudget(StrictModel):
-    """Trial-wide limits (§1.4): the timeout bounds the DONE wait and each agent turn."""
+    """Trial-wide limits (docs/condition.md#budgets): the timeout bounds the DONE wait and each agent turn."""
 
     timeout_seconds: int = Field(gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0)
 
 
 class EnvironmentOverrides(StrictModel):
-    """Task-container resources that replace the task's own request (§1.4)."""
+    """Task-container resources that replace the task's own request (docs/condition.md#budgets)."""
 
     override_cpus: int | None = Field(default=None, gt=0)
     override_memory_mb: int | None = Field(default=None, gt=0)
@@ -181,7 +181,7 @@ class EnvironmentOverrides(StrictModel):
 
 
 class ExperimentManifest(StrictModel):
-    """One benchmark condition (§1.1); its identity is :attr:`sha256` (§1.5)."""
+    """One benchmark condition (docs/condition.md#manifest); its identity is :attr:`sha256` (docs/condition.md#condition-hash)."""
 
     schema_version: Literal["1"] = "1"
     condition: str = Field(min_length=1)
@@ -218,7 +218,7 @@ class ExperimentManifest(StrictModel):
 
     @property
     def is_solo(self) -> bool:
-        """A single seat in total: nobody to delegate to (§1.1)."""
+        """A single seat in total: nobody to delegate to (docs/condition.md#manifest)."""
         return sum(entry.count for entry in self.roster) == 1
 
     def roster_class(self, class_id: str) -> AgentClass:
@@ -228,7 +228,7 @@ class ExperimentManifest(StrictModel):
         raise ConditionError(f"no roster class {class_id!r}", field="roster")
 
     def canonical_bytes(self) -> bytes:
-        """The bytes whose sha256 is the condition identity (§1.5), byte-identical to the seed.
+        """The bytes whose sha256 is the condition identity (docs/condition.md#condition-hash), byte-identical to the seed.
 
         Everything is dumped, defaults and nulls included, except two keys whose absence
         keeps pre-existing conditions' hashes: ``harness`` when it is the default

@@ -1,4 +1,4 @@
-"""Container-side layout of the agent stack (buzz-harness.md §0, §4.2).
+"""Container-side layout of the agent stack (docs/corridor.md#the-pod, docs/corridor.md#the-pod).
 
 The seed harness uploads its binaries to these paths; the trial pod's `stack` init
 container copies them into an emptyDir mounted at REMOTE_ROOT, so every path an agent
@@ -28,7 +28,7 @@ CODEX_ACP = f"{REMOTE_BIN}/codex-acp"
 CODEX = f"{REMOTE_BIN}/codex"
 CODEX_CODE_MODE_HOST = f"{REMOTE_BIN}/codex-code-mode-host"
 
-# The ACP process buzz-acp hosts, by roster `harness` (§4.4 item 6).
+# The ACP process buzz-acp hosts, by roster `harness` (docs/corridor.md#agent-environment).
 HARNESS_COMMANDS: dict[str, str] = {
     "buzz-agent": BUZZ_AGENT,
     "goose": GOOSE,
@@ -37,7 +37,7 @@ HARNESS_COMMANDS: dict[str, str] = {
 
 
 def remote_prompt_path(seat_id: str) -> str:
-    """Where a seat's composed system prompt lives in the pod (§4.4)."""
+    """Where a seat's composed system prompt lives in the pod (docs/corridor.md#system-prompt)."""
     return f"{REMOTE_PROMPTS}/{seat_id}.system-prompt.md"
 
 

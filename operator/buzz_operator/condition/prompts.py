@@ -1,4 +1,4 @@
-"""Prompt pinning (buzz-harness.md §1.2): a condition names its prompts by sha256.
+"""Prompt pinning (docs/condition.md#prompts): a condition names its prompts by sha256.
 
 A persona edited after a sweep started would otherwise change what agents are told while
 the condition hash — which only covers the digest — stays the same. Prompts come either

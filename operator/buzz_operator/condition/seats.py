@@ -1,4 +1,4 @@
-"""Seats: the individual agents a roster expands into (buzz-harness.md §3.3).
+"""Seats: the individual agents a roster expands into (docs/condition.md#seats).
 
 Seat ids are ``<class_id>-<n>`` (n from 1), orchestrator classes first, then the other
 classes in roster order. The order matters beyond naming: it is the order agents are

@@ -1,4 +1,4 @@
-"""The composed system prompt each seat runs with (buzz-harness.md §4.4).
+"""The composed system prompt each seat runs with (docs/corridor.md#system-prompt).
 
 Pinned persona bytes plus a "## Your team" block: who the seat is, where the team talks,
 who the user is and who its teammates are. The block's bytes are part of what a

@@ -575,7 +575,7 @@ class TaskConfig(BaseModel):
 
 
 class DirectoryEntry(BaseModel):
-    """One seeded directory identity, in seeding order (§3.5)."""
+    """One seeded directory identity, in seeding order (docs/tenant.md#directory)."""
 
     model_config = ConfigDict(frozen=True)
 

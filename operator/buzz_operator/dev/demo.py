@@ -102,7 +102,7 @@ def condition_config_map(name: str, manifest_file: str) -> dict[str, Any]:
 
 
 async def owner_key(kube: Kube, dsn: str, namespace: str = NAMESPACE) -> Keypair:
-    """Kept across demo runs, so the seeded directory's identities stay the same (§3.5)."""
+    """Kept across demo runs, so the seeded directory's identities stay the same (docs/tenant.md#directory)."""
     try:
         stored = await read_secret(kube, namespace, "buzz-dev-relay", key="owner-key")
         return Keypair.from_secret(stored["owner-key"])

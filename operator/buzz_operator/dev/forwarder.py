@@ -1,4 +1,4 @@
-"""relay-forwarder LISTEN TARGET — a loopback TCP pump (seed §7, `relay_forwarder.rs`).
+"""relay-forwarder LISTEN TARGET — a loopback TCP pump (docs/relay-protocol.md#forwarder, `relay_forwarder.rs`).
 
 The relay is Host-header tenant-bound, so agents must dial its canonical authority
 (`ws://localhost:3600`) even inside a pod; this pump listens there and carries the bytes to the
@@ -6,7 +6,7 @@ relay Service. It is transparent to websockets and HTTP alike. Stdlib only and P
 because it also ships inside the stand-in stack that runs in arbitrary task images.
 
 Readiness marker on stdout: `forwarding LISTEN -> TARGET`. A busy port is retried (6 attempts,
-linear 1 s backoff, §0) and reported with the word `AddrInUse`, which the runtime watches for.
+linear 1 s backoff, docs/relay-protocol.md#forwarder) and reported with the word `AddrInUse`, which the runtime watches for.
 """
 
 from __future__ import annotations

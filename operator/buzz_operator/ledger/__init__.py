@@ -1,4 +1,4 @@
-"""The ledger room: what a trial cost and what it left behind (buzz-harness.md §5, §6.3–§6.5).
+"""The ledger room: what a trial cost and what it left behind (docs/bundle.md#agent-bundle, docs/failures.md).
 
 Pure: log parsing, pricing, reconciliation, receipts, the bundle and its secret scan, Harbor's
 result.json, and the verdicts a resume or a rollup needs. Imports nothing from kopf, kubernetes,

@@ -1,4 +1,4 @@
-"""A trial's accounting: one receipt per seat, totals, and a reconciliation verdict (§5.6, §5.7).
+"""A trial's accounting: one receipt per seat, totals, and a reconciliation verdict (docs/accounting.md#pricing, docs/accounting.md#reconciliation).
 
 ``account`` is pure (seats + parsed logs + prices in, verdict out); ``collect_accounting`` adds
 the log reading and the seed's guarantee that accounting never raises: a defect here must not
@@ -18,7 +18,7 @@ from buzz_operator.ledger.receipt import RECEIPT_SOURCE, SeatReceipt
 
 
 class SeatLike(Protocol):
-    """One provisioned seat; ``condition.plan_seats`` yields these (§3.3 ids ``<class>-<n>``)."""
+    """One provisioned seat; ``condition.plan_seats`` yields these (docs/condition.md#seats ids ``<class>-<n>``)."""
 
     @property
     def seat_id(self) -> str: ...
@@ -34,7 +34,7 @@ class SeatLike(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TrialAccounting:
-    """Aggregate trial usage with an explicit reconciliation verdict (§5.7).
+    """Aggregate trial usage with an explicit reconciliation verdict (docs/accounting.md#reconciliation).
 
     Defaults are what a failed accounting reports, as in the seed (``cost_usd`` 0.0).
     """
@@ -58,7 +58,7 @@ class TrialAccounting:
 
     @property
     def assumes_cache_discount(self) -> bool:
-        """True when some input was priced at the cached rate (§5.6)."""
+        """True when some input was priced at the cached rate (docs/accounting.md#pricing)."""
         return self.estimated_cache_read_tokens > 0
 
     @property
@@ -72,7 +72,7 @@ class TrialAccounting:
         return self.cost_usd + self.handoff_cost_usd_upper_bound
 
     def to_metadata(self) -> dict[str, Any]:
-        """The accounting keys stored in Harbor's ``agent_result.metadata`` (§5.4 ``to_metadata``)."""
+        """The accounting keys stored in Harbor's ``agent_result.metadata`` (docs/accounting.md#harbor-metadata ``to_metadata``)."""
         return {
             "accounting_source": RECEIPT_SOURCE,
             "accounting_reconciled": self.reconciled,
@@ -108,7 +108,7 @@ class TrialAccounting:
 
 
 def price_seat(seat: SeatLike, log: SeatLog, price: PriceTerms | None) -> tuple[SeatReceipt, list[str]]:
-    """One seat's receipt and the warnings it raises (§5.6, §5.7)."""
+    """One seat's receipt and the warnings it raises (docs/accounting.md#pricing, docs/accounting.md#reconciliation)."""
     warnings = [f"{seat.seat_id}: cannot read log {entry}" for entry in log.unreadable]
     handoff = log.handoffs
     if price is None:
@@ -209,7 +209,7 @@ def _verdict(
     total_input: int,
     total_output: int,
 ) -> tuple[bool, str]:
-    """The reconciliation gate and its note, worded exactly as the seed (§5.7)."""
+    """The reconciliation gate and its note, worded exactly as the seed (docs/accounting.md#reconciliation)."""
     if not receipts:
         return False, "no agents were provisioned"
     if unmeasured:
@@ -230,7 +230,7 @@ def _verdict(
 
 
 def failed_accounting(error: BaseException) -> TrialAccounting:
-    """What a crashed accounting reports: unreconciled, with the reason (§5.7)."""
+    """What a crashed accounting reports: unreconciled, with the reason (docs/accounting.md#reconciliation)."""
     return TrialAccounting(reconciled=False, reconciliation_note=f"accounting failed: {error}")
 
 

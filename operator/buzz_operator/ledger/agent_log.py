@@ -1,7 +1,7 @@
-"""What one seat's captured logs say about its usage, turns and handoffs (buzz-harness.md §5.5).
+"""What one seat's captured logs say about its usage, turns and handoffs (docs/accounting.md#log-lines).
 
 buzz-acp logs session-cumulative token counters under the ``acp::usage`` tracing target, one line
-per provider round; buzz-acp's pool logs a turn-end line for every turn (§4.5); buzz-agent logs one
+per provider round; buzz-acp's pool logs a turn-end line for every turn (docs/completion.md#what-is-watched); buzz-agent logs one
 line per auto-compaction ("handoff"). These are the only records of what a seat cost, so they are
 parsed from the downloaded ``<seat>.stdout.log`` and ``<seat>.stderr.log``.
 
@@ -25,7 +25,7 @@ from buzz_operator.ledger.lines import iter_line_chunks
 from buzz_operator.ledger.log_candidates import candidate_lines
 
 USAGE_MARKER = "goose usage update"
-# §5.5, exactly. Fields are matched independently so a formatter change (order, extra fields)
+# docs/accounting.md#log-lines, exactly. Fields are matched independently so a formatter change (order, extra fields)
 # degrades to "no sample" rather than to a wrong number. `Some(N)` is how a Rust Option renders.
 # The leading `\b` of each is checked by _field_search rather than compiled in: a pattern that
 # starts with a literal lets the regex engine skip ahead to candidates, about 6x faster.
@@ -36,7 +36,7 @@ _OUTPUT_RE = re.compile(r"output=(?:Some\()?(\d+)\)?\b")
 # (fall back to the manifest's cache_read_rate), never as 0.
 _CACHED_RE = re.compile(r"cached=(\d+)\b")
 
-# §4.5: buzz-acp writes one of these whenever a turn ends, for any reason. A seat with no usage
+# docs/completion.md#what-is-watched: buzz-acp writes one of these whenever a turn ends, for any reason. A seat with no usage
 # lines and no turn-end line was never woken (a real zero); with turns it is an instrumentation
 # failure.
 TURN_END_MARKERS = (
@@ -49,7 +49,7 @@ TURN_END_MARKERS = (
 # Every marker contains this, so a chunk without it has no turn-end line at all.
 _TURN_PREFIX = "turn "
 
-# §5.5: `handoff #1 (history 84 -> 3 items; 181430 -> 5120 tokens)`; group 2 is the pre-handoff
+# docs/accounting.md#log-lines: `handoff #1 (history 84 -> 3 items; 181430 -> 5120 tokens)`; group 2 is the pre-handoff
 # context, the ceiling on what the unmetered summarisation call could have sent.
 _HANDOFF_RE = re.compile(r"\bhandoff #(\d+) \(history .*?; (\d+) -> \d+ tokens\)")
 _HANDOFF_PREFIX = "handoff #"
@@ -57,10 +57,10 @@ _HANDOFF_PREFIX = "handoff #"
 # the seed counts any other line whose lowercase holds both words.
 _HANDOFF_WORD = "handoff"
 _TRUNCATION_WORD = "truncat"
-# crates/buzz-agent HANDOFF_MAX_OUTPUT_TOKENS (§5.5): the output allowance charged per handoff.
+# crates/buzz-agent HANDOFF_MAX_OUTPUT_TOKENS (docs/accounting.md#log-lines): the output allowance charged per handoff.
 HANDOFF_MAX_OUTPUT_TOKENS = 32_000
 
-# summarize.py's ROUND-CAPPED flag (§6.5): buzz-agent's stop reason when a turn exhausts
+# summarize.py's ROUND-CAPPED flag (docs/failures.md#summaries): buzz-agent's stop reason when a turn exhausts
 # BUZZ_AGENT_MAX_ROUNDS. Matched in the raw text, as the seed greps the file unstripped.
 ROUND_CAP_MARKER = "max_turn_requests"
 
@@ -81,7 +81,7 @@ class SessionUsage:
 
 @dataclass(frozen=True, slots=True)
 class HandoffUsage:
-    """Auto-compactions seen for one seat, as bounds rather than measurements (§5.5)."""
+    """Auto-compactions seen for one seat, as bounds rather than measurements (docs/accounting.md#log-lines)."""
 
     count: int = 0
     input_tokens_upper_bound: int = 0
@@ -110,7 +110,7 @@ class SeatLog:
 
     @property
     def measured_cached_tokens(self) -> int | None:
-        """Summed `cached=` counts, or None unless *every* session reported one (§5.5).
+        """Summed `cached=` counts, or None unless *every* session reported one (docs/accounting.md#log-lines).
 
         Summing a mix would under-count the cached slice of the quiet sessions and bias cost
         upward invisibly, so a partial report counts as no report.
@@ -136,7 +136,7 @@ class _SeatLogScanner:
             self.round_capped = True
         # tracing colours output even into a file, and the escapes land between a field's name
         # and its "=" (`\x1b[3minput\x1b[0m\x1b[2m=\x1b[0m20658`): they go before any matching,
-        # or every usage line silently prices at zero (§5.5). Usually only the candidate lines
+        # or every usage line silently prices at zero (docs/accounting.md#ansi-escapes). Usually only the candidate lines
         # need stripping (see log_candidates); otherwise the whole chunk is stripped.
         candidates = candidate_lines(raw_chunk)
         if candidates is not None:
@@ -267,7 +267,7 @@ def scan_seat_logs(paths: Iterable[Path]) -> SeatLog:
 
 
 def find_seat_logs(root: Path, seat_id: str) -> list[Path]:
-    """The seat's logs under ``root``, as the seed globs them (§5.5).
+    """The seat's logs under ``root``, as the seed globs them (docs/accounting.md#logs-read).
 
     All ``**/<seat>.stdout.log`` then all ``**/<seat>.stderr.log``, each sorted: either stream may
     carry the usage lines depending on how the tracing subscriber is configured.

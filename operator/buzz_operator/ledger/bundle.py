@@ -1,4 +1,4 @@
-"""The per-trial bundle: everything needed to re-read a trial after its pod is gone (§5.2–§5.4).
+"""The per-trial bundle: everything needed to re-read a trial after its pod is gone (docs/bundle.md#agent-bundle).
 
 A sweep is expensive and unrepeatable; what survives is what was written while it ran. The bundle
 puts each seat's exact prompt and logs next to what that seat cost, and is written even when the
@@ -28,7 +28,7 @@ RECEIPTS_FILE = "receipts.jsonl"
 ENDPOINTS_FILE = "endpoints.redacted.json"
 SUMMARY_FILE = "summary.json"
 TIMING_FILE = "timing.json"
-# §2: a redacted endpoint keeps the provider and the *names* of its variables, never a value.
+# docs/condition.md#endpointsredactedjson: a redacted endpoint keeps the provider and the *names* of its variables, never a value.
 REDACTED_ENDPOINT_KEYS = frozenset({"provider", "api_key_env", "env_keys"})
 
 
@@ -58,12 +58,12 @@ class BundleReport:
 
 
 def system_prompt_file(seat_id: str) -> str:
-    """The composed prompt's file name in the bundle (§5.2)."""
+    """The composed prompt's file name in the bundle (docs/bundle.md#agent-bundle)."""
     return f"{seat_id}.system-prompt.md"
 
 
 def render_manifest(manifest: ManifestLike) -> str:
-    """``manifest.json``: the frozen condition and its sha256 (indent 2, sorted, §5.2)."""
+    """``manifest.json``: the frozen condition and its sha256 (indent 2, sorted, docs/bundle.md#agent-bundle)."""
     return json.dumps({"sha256": manifest.sha256, "manifest": manifest.model_dump(mode="json")}, indent=2, sort_keys=True)
 
 
@@ -91,7 +91,7 @@ def build_summary(
     files: Sequence[str],
     stack: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``summary.json`` document (§5.4), plus the project's ``stack`` (api.stack.stack_record),
+    """The ``summary.json`` document (docs/bundle.md#trial-summary), plus the project's ``stack`` (api.stack.stack_record),
     so the bundle says which binaries produced it even without result.json."""
     return {
         "bundle_version": BUNDLE_VERSION,

@@ -18,7 +18,7 @@ from typing import Any
 
 from buzz_operator.ledger.harbor_result import AGENT_NAME
 
-# The seed's adapter class (buzz-harness.md §0), which Harbor would import to run this agent.
+# The seed's adapter class (docs/bundle.md#agent-metadata), which Harbor would import to run this agent.
 AGENT_IMPORT_PATH = "harbor_buzz_orchestra:BuzzOrchestraAgent"
 # Harbor's JobConfig default, and the sweep spec's default too (api/sweep.py).
 DEFAULT_PARALLELISM = 4

@@ -1,4 +1,4 @@
-"""Harbor's trial ``result.json`` and the agent metadata inside it (anchors.md §A1; §4.10).
+"""Harbor's trial ``result.json`` and the agent metadata inside it (docs/harbor.md#resultjson; docs/bundle.md#agent-metadata).
 
 The object store keeps Harbor's layout so Harbor's own tools and the seed's ``summarize.py`` read
 our trials unchanged; ``result.json`` is written last and is the trial's commit marker. Field
@@ -18,10 +18,10 @@ from typing import Any
 from buzz_operator.ledger.accounting import TrialAccounting
 from buzz_operator.ledger.harbor_errors import REASON_KEY, harbor_exception_type
 
-# BuzzOrchestraAgent.name() / version() (§0): Harbor groups results by agent name and version.
+# BuzzOrchestraAgent.name() / version() (docs/bundle.md#agent-metadata): Harbor groups results by agent name and version.
 AGENT_NAME = "buzz-orchestra"
 AGENT_VERSION = "0.1.0"
-# §4.10 constant metadata values.
+# docs/bundle.md#agent-metadata constant metadata values.
 AGENT_RUNTIME = "in-container"
 TASK_SEED = "user-identity-prompt"
 
@@ -106,9 +106,9 @@ def agent_metadata(
     trial_id: str,
     stack: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """``agent_result.metadata`` in the seed's key order (§4.10).
+    """``agent_result.metadata`` in the seed's key order (docs/bundle.md#agent-metadata).
 
-    The runtime's keys, then the accounting keys (§5.4 ``to_metadata``), then the five the Harbor
+    The runtime's keys, then the accounting keys (docs/accounting.md#harbor-metadata ``to_metadata``), then the five the Harbor
     adapter adds. ``summarize.py`` reads ``condition``, ``manifest_sha256``,
     ``accounting_reconciled``, ``per_agent_tokens`` and ``stopped_without_done`` from here.
     Last, the project's ``stack`` (api.stack.stack_record: image, layout, digest, binaries): the
@@ -140,7 +140,7 @@ def agent_metadata(
 
 
 def agent_result(accounting: TrialAccounting, metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """Harbor ``AgentContext``: the trial totals (§4.10).
+    """Harbor ``AgentContext``: the trial totals (docs/bundle.md#agent-metadata).
 
     ``n_cache_tokens`` is 0 as in the seed, whose runtime never fills ``cached_input_tokens``;
     the cache split travels in the metadata instead.
@@ -176,7 +176,7 @@ def build_trial_result(
     agent_execution: PhaseTiming | None = None,
     verifier: PhaseTiming | None = None,
 ) -> dict[str, Any]:
-    """A Harbor ``TrialResult`` document (anchors.md §A1), fields in Harbor's order.
+    """A Harbor ``TrialResult`` document (docs/harbor.md), fields in Harbor's order.
 
     ``rewards`` None means the verifier produced no result (distinct from a reward of 0).
     """

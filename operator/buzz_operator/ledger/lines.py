@@ -1,7 +1,7 @@
 """Stream a text file as chunks of whole lines, with ``str.splitlines()`` semantics.
 
 The seed harness reads each log with ``read_text(encoding="utf-8", errors="replace")`` and then
-``splitlines()`` (buzz-harness.md §5.5). Agent logs can be hundreds of MB, so here the file is
+``splitlines()`` (docs/accounting.md#logs-read). Agent logs can be hundreds of MB, so here the file is
 decoded incrementally and handed out as chunks that always end on a line break: splitting every
 chunk with ``splitlines()`` yields exactly the lines the whole-file read would have, and the
 memory held is one chunk plus the longest line, whatever the file size.

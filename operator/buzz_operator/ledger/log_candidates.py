@@ -1,4 +1,4 @@
-"""Pick out, in C, the few log lines that can matter to accounting (§5.5), without stripping all.
+"""Pick out, in C, the few log lines that can matter to accounting (docs/accounting.md#log-lines), without stripping all.
 
 Accounting reads only lines that, once ANSI escapes are stripped, hold a usage marker, ``turn ``,
 ``handoff #``, or both truncation words. Stripping every escape costs one regex match per escape,

@@ -1,4 +1,4 @@
-"""The seed's pricing formula, bit for bit (buzz-harness.md §5.6).
+"""The seed's pricing formula, bit for bit (docs/accounting.md#pricing).
 
 Users compare cost figures with the Docker harness, so the arithmetic keeps its exact order of
 operations (float addition is not associative) and Python's round-half-to-even.
@@ -11,7 +11,7 @@ from typing import Protocol
 
 
 class PriceTerms(Protocol):
-    """USD per million tokens for one endpoint; ``condition.Price`` satisfies it (§1.4)."""
+    """USD per million tokens for one endpoint; ``condition.Price`` satisfies it (docs/condition.md#prices)."""
 
     @property
     def input_per_million_usd(self) -> float: ...
@@ -37,7 +37,7 @@ class PricedUsage:
     cache_read_tokens_are_estimated: bool = True
 
 
-# What a seat whose endpoint has no price is charged: zero, flagged by a warning (§5.7).
+# What a seat whose endpoint has no price is charged: zero, flagged by a warning (docs/accounting.md#reconciliation).
 UNPRICED = PricedUsage(0.0, 0.0, 0, 0.0)
 
 
@@ -47,7 +47,7 @@ def price_usage(
     output_tokens: int,
     measured_cache_read_tokens: int | None = None,
 ) -> PricedUsage:
-    """Cost in USD, billing the cache-served slice of input at the cached rate (§5.6).
+    """Cost in USD, billing the cache-served slice of input at the cached rate (docs/accounting.md#pricing).
 
     ``measured_cache_read_tokens`` is a *subset* of the inclusive ``input_tokens``, so it is
     subtracted, never added; it is clamped to [0, input] so a cached count above the total cannot
@@ -77,7 +77,7 @@ def price_usage(
 
 
 def handoff_bound_cost(price: PriceTerms, input_upper_bound: int, output_upper_bound: int) -> float:
-    """Worst-case cost of the unmetered auto-compaction calls (§5.6).
+    """Worst-case cost of the unmetered auto-compaction calls (docs/accounting.md#pricing).
 
     Priced with no cache discount: a summarisation prompt is a freshly assembled digest, and
     assuming a warm cache would push something labelled an upper bound in the wrong direction.

@@ -1,4 +1,4 @@
-"""One seat's priced usage: a row of ``receipts.jsonl`` (buzz-harness.md §5.3)."""
+"""One seat's priced usage: a row of ``receipts.jsonl`` (docs/accounting.md#receipts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# The only source this harness has: buzz-acp's `acp::usage` log lines (§5.3).
+# The only source this harness has: buzz-acp's `acp::usage` log lines (docs/accounting.md#receipts).
 RECEIPT_SOURCE = "acp-usage-log"
 
 
@@ -46,13 +46,13 @@ class SeatReceipt:
         return self.cost_usd + self.handoff_cost_usd_upper_bound
 
     def to_json(self) -> dict[str, Any]:
-        """Every §5.3 key: the dataclass fields plus ``cost_usd_including_handoff_bound``."""
+        """Every docs/accounting.md#receipts key: the dataclass fields plus ``cost_usd_including_handoff_bound``."""
         data = asdict(self)
         data["cost_usd_including_handoff_bound"] = self.cost_usd_including_handoff_bound
         return data
 
     def to_line(self) -> str:
-        """One ``receipts.jsonl`` line, without the newline (``sort_keys=True``, §5.3)."""
+        """One ``receipts.jsonl`` line, without the newline (``sort_keys=True``, docs/accounting.md#receipts)."""
         return json.dumps(self.to_json(), sort_keys=True)
 
 

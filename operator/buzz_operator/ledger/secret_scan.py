@@ -1,4 +1,4 @@
-"""Credential-shaped strings in a bundle (buzz-harness.md §5.4 ``scan_for_secrets``).
+"""Credential-shaped strings in a bundle (docs/bundle.md#secret-scan ``scan_for_secrets``).
 
 Every agent runs with a live provider token and a Nostr private key in its environment, so a
 bundle is scanned before it counts as complete. A finding names the file, the line and the kind —
@@ -22,7 +22,7 @@ from buzz_operator.ledger.lines import iter_line_chunks
 
 TRIAL_CREDENTIAL = "trial-credential"
 HEX_64 = "hex-64"
-# §5.4, in the seed's order (the order findings on one line are reported in).
+# docs/bundle.md#secret-scan, in the seed's order (the order findings on one line are reported in).
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nostr-private-key", re.compile(r"\bnsec1[02-9ac-hj-np-z]{20,}", re.IGNORECASE)),
     ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
@@ -88,7 +88,7 @@ class SecretScan:
 
     @property
     def clean(self) -> bool:
-        """No definite leak; review items (hex-64) do not count against it (§5.4)."""
+        """No definite leak; review items (hex-64) do not count against it (docs/bundle.md#secret-scan)."""
         return not self.findings and not self.unreadable
 
     def to_json(self) -> dict[str, Any]:
@@ -116,7 +116,7 @@ def trial_secret_literals(secrets: Iterable[str]) -> tuple[str, ...]:
 
 
 def scan_bundle(root: Path, known_secrets: Iterable[str] = ()) -> SecretScan:
-    """Scan every file under ``root`` with a scanned suffix, in sorted path order (§5.4).
+    """Scan every file under ``root`` with a scanned suffix, in sorted path order (docs/bundle.md#secret-scan).
 
     ``known_secrets`` is the trial's own secret material (each seat's and the user's Nostr secret
     key, auth tag and provider API key): a hit there is not a credential-shaped string but the

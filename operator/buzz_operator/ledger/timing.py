@@ -1,4 +1,4 @@
-"""``timing.json`` (buzz-harness.md §4.9): how a trial's wall clock was spent, from monotonic clocks."""
+"""``timing.json`` (docs/corridor.md#timingjson): how a trial's wall clock was spent, from monotonic clocks."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class TrialTiming:
         }
 
     def render(self) -> str:
-        """``timing.json`` text: indent 2, insertion order, trailing newline (§4.9)."""
+        """``timing.json`` text: indent 2, insertion order, trailing newline (docs/corridor.md#timingjson)."""
         return json.dumps(self.to_json(), indent=2) + "\n"
 
 

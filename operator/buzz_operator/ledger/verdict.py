@@ -1,4 +1,4 @@
-"""Reading a finished trial the way the seed's resume and summary do (§6.3–§6.5, anchors.md §A1).
+"""Reading a finished trial the way the seed's resume and summary do (docs/failures.md, docs/harbor.md).
 
 Four questions: did the verifier itself break (its reward of 0 is then not a measurement), what
 reward did it give, which outcome class does the trial fall in, and does it count as done when a
@@ -17,7 +17,7 @@ from buzz_operator.ledger.agent_log import ROUND_CAP_MARKER, iter_bundle_logs
 from buzz_operator.ledger.harbor_errors import as_recorded, recorded_reason
 from buzz_operator.ledger.lines import iter_line_chunks
 
-# §6.4, verbatim: TLS rejections (uv and pip word them differently), a missing pytest, and apt's
+# docs/failures.md#verifier-health, verbatim: TLS rejections (uv and pip word them differently), a missing pytest, and apt's
 # empty index. Each makes the verifier score 0 for a reason that is not the agent's.
 VERIFIER_BROKEN_MARKERS = (
     "invalid peer certificate",
@@ -27,20 +27,20 @@ VERIFIER_BROKEN_MARKERS = (
     "unable to locate package",
 )
 VERIFIER_STDOUT = Path("verifier") / "test-stdout.txt"
-# §6.3: exception types that are the agent's own outcome; their zero stands and is not re-run.
+# docs/failures.md#resume: exception types that are the agent's own outcome; their zero stands and is not re-run.
 AGENT_FAULT_EXCEPTIONS = frozenset({"AgentTimeoutError"})
 REWARD_TEXT = "reward.txt"
 REWARD_JSON = "reward.json"
 
 
 def verifier_output_broken(text: str) -> bool:
-    """True if verifier output carries a §6.4 marker (case-insensitive)."""
+    """True if verifier output carries a health marker (case-insensitive; docs/failures.md#verifier-health)."""
     lowered = text.lower()
     return any(marker in lowered for marker in VERIFIER_BROKEN_MARKERS)
 
 
 def verifier_broken(trial_dir: Path) -> bool:
-    """§6.4 ``verifier_broken``: a missing ``verifier/test-stdout.txt`` is not evidence (False)."""
+    """docs/failures.md#verifier-health ``verifier_broken``: a missing ``verifier/test-stdout.txt`` is not evidence (False)."""
     path = trial_dir / VERIFIER_STDOUT
     try:
         # Markers hold no line break, so testing chunk by chunk equals testing the whole text.
@@ -50,7 +50,7 @@ def verifier_broken(trial_dir: Path) -> bool:
 
 
 def classify_outcome(exception_info: object) -> str:
-    """§6.5 ``_classify``: ``ok`` | ``timeout`` | ``launch`` | ``error`` from ``exception_info``.
+    """docs/failures.md#outcome-words ``_classify``: ``ok`` | ``timeout`` | ``launch`` | ``error`` from ``exception_info``.
 
     A launch failure gets its own class because no model was ever asked to do the task.
     """
@@ -74,7 +74,7 @@ def is_numeric_reward(value: object) -> bool:
 
 
 def trial_scored(result: Mapping[str, Any], trial_dir: Path | None = None) -> bool:
-    """§6.3 ``scored_tasks``: does this trial's score stand, so a resumed sweep skips it?
+    """docs/failures.md#resume ``scored_tasks``: does this trial's score stand, so a resumed sweep skips it?
 
     Done means no exception (or only an agent-fault one such as a timeout — re-running failures
     and keeping the better result would inflate the score), a numeric ``reward``, and a verifier
@@ -90,7 +90,7 @@ def trial_scored(result: Mapping[str, Any], trial_dir: Path | None = None) -> bo
 
 
 def reward_value(result: Mapping[str, Any]) -> float:
-    """§6.5: ``verifier_result.rewards.reward`` if numeric, else 0.0 (failures count as zero)."""
+    """docs/failures.md#summaries: ``verifier_result.rewards.reward`` if numeric, else 0.0 (failures count as zero)."""
     reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
     return float(reward) if is_numeric_reward(reward) else 0.0
 
@@ -108,7 +108,7 @@ class VerifierOutputParseError(Exception):
 
 
 def read_rewards(verifier_dir: Path) -> dict[str, float | int]:
-    """The verifier's rewards: ``reward.txt`` first, then ``reward.json`` (anchors.md §A1).
+    """The verifier's rewards: ``reward.txt`` first, then ``reward.json`` (docs/corridor.md#grade).
 
     ``reward.txt`` → ``{"reward": float(text)}``; ``reward.json`` → the object verbatim. Harbor's
     emptiness test is a zero byte size, so whitespace-only text is a parse error, not empty.
@@ -141,7 +141,7 @@ def _read_nonempty(path: Path) -> str:
 
 
 def round_capped(bundle_dir: Path) -> bool:
-    """§6.5 ROUND-CAPPED: any agent log directly in the bundle mentions ``max_turn_requests``."""
+    """docs/failures.md#summaries ROUND-CAPPED: any agent log directly in the bundle mentions ``max_turn_requests``."""
     for path in iter_bundle_logs(bundle_dir):
         try:
             if any(ROUND_CAP_MARKER in chunk for chunk in iter_line_chunks(path)):

@@ -2,7 +2,7 @@
 
 A check that cannot see says so: its verdict is `skipped` and its detail starts `cannot see:`
 with why — a failure to observe, never a pass — and the sweep proceeds; only a positive sign of
-breakage (`failed`) stops it, with a reason that names the check (anchors: the seed skipped
+breakage (`failed`) stops it, with a reason that names the check (docs/preflight.md#verdicts: the seed skipped
 its container check when Docker could not run it, and its TLS check on an unknown issuer).
 
 The canary sees what trials get (docs/egress.md): it carries the trial pod's policy labels, so
@@ -45,7 +45,7 @@ CANNOT_SEE = "cannot see: "
 # The relay's name among the agent-egress targets (the rest are endpoints, probe.endpoint_targets).
 RELAY_TARGET = "relay"
 
-# §6.1 check_tls_not_intercepted: issuers of TLS-intercepting proxies (lowercased substrings).
+# docs/preflight.md#checks check_tls_not_intercepted: issuers of TLS-intercepting proxies (lowercased substrings).
 INTERCEPTING_ISSUERS = ("cloudflare gateway", "zscaler", "netskope", "palo alto", "forcepoint", "bluecoat",
                         "blue coat", "mitmproxy", "charles proxy", "fiddler")
 TLS_PROBE_HOST = "files.pythonhosted.org"  # the seed asked for PyPI's file host's issuer
@@ -91,7 +91,7 @@ def failed(name: str, detail: str) -> CheckResult:
 
 
 def trust_store_verdict(last_line: str) -> CheckResult:
-    """SEED_TRUST_STORE's last line: present | seeded | failed (§4.2)."""
+    """SEED_TRUST_STORE's last line: present | seeded | failed (docs/corridor.md#trust-store)."""
     word = last_line.strip()
     if word in ("present", "seeded"):
         return passed(TRUST_STORE, word)
@@ -117,7 +117,7 @@ def stack_verdict(manifest: str | None, field: str) -> CheckResult:
 
 
 def verifier_deps_verdict(last_line: str, *, outside_reachable: bool | None, network: str = "public") -> CheckResult:
-    """INSTALL_VERIFIER_DEPS's last line, run in the grading phase: present | installed | unavailable (§4.8).
+    """INSTALL_VERIFIER_DEPS's last line, run in the grading phase: present | installed | unavailable (docs/corridor.md#collect).
 
     The seed required present or installed. `unavailable` while the grading phase reaches the
     outside (the probe saw a TLS issuer there) is the seed's main canary failure — the image or

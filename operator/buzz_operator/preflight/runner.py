@@ -108,7 +108,7 @@ def _short(error: BaseException) -> str:
 
 
 async def check_relay(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> tuple[list[CheckResult], RelayTarget | None]:
-    """Readiness (§3.6) and whether the owner key in the Secret is the one the relay admits."""
+    """Readiness (docs/tenant.md#teardown) and whether the owner key in the Secret is the one the relay admits."""
     try:
         target = await inputs.relay_target(kube, namespace, spec)
     except inputs.InputError as error:

@@ -1,4 +1,4 @@
-"""Apply the `benchmark` schema (§3.8) idempotently; safe when many provisioners start at once."""
+"""Apply the `benchmark` schema (docs/tenant.md#benchmark-schema) idempotently; safe when many provisioners start at once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- The harness's own schema (§3.8), owned by buzz-operator and never by relay migrations.
+-- The harness's own schema (docs/tenant.md#benchmark-schema), owned by buzz-operator and never by relay migrations.
 -- Differences from the seed: trial_id is text (operator trial names are not uuids) and
 -- `handle` holds only public data — no secret key, auth tag or API key is ever stored.
 CREATE SCHEMA IF NOT EXISTS benchmark;

@@ -1,4 +1,4 @@
-"""Relay-side equivalents of the CLI reads the evidence export uses (§9.3): `channels search
+"""Relay-side equivalents of the CLI reads the evidence export uses (docs/relay-protocol.md#cli): `channels search
 --exact --include-archived` over kind 39000 metadata, and `channels members` over kind 39002."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _latest_by_d(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def channel_summary(channel_id: str, event: dict[str, Any]) -> dict[str, Any]:
     """One search row: {channel_id, name, channel_type, visibility, archived, about, topic,
-    purpose, ttl_seconds} read from a 39000 event's tags (§9.1 shapes)."""
+    purpose, ttl_seconds} read from a 39000 event's tags (docs/relay-protocol.md#kinds shapes)."""
     tags = event.get("tags", [])
     values = {t[0]: t[1] for t in reversed(tags) if len(t) >= 2}
     flags = {t[0] for t in tags if len(t) == 1}

@@ -1,9 +1,9 @@
-"""Async Nostr relay client over one reused websocket (NIP-01 + NIP-42 + NIP-OA, §3.7, §9.2).
+"""Async Nostr relay client over one reused websocket (NIP-01 + NIP-42 + NIP-OA, docs/relay-protocol.md#auth, docs/relay-protocol.md#auth).
 
 One connection serves many publishes, queries and live subscriptions. If the socket drops, the
 client reconnects with backoff, authenticates again and re-sends every live subscription, so a
 long `wait_for_done` survives a relay restart. Publishes rejected as `rate-limited`/retryable are
-retried with the seed CLI's policy (§3.7).
+retried with the seed CLI's policy (docs/relay-protocol.md#auth).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Subscription:
 class RelayClient:
     """`url` is what we dial; `host` (optional) is the authority presented as the Host header and
     in the NIP-42 `relay` tag, so a pod can dial `127.0.0.1:<port>` via a forwarder and still
-    be the `localhost:3600` tenant (§9.2). For wss://, `tls` is the client context (default: the
+    be the `localhost:3600` tenant (docs/relay-protocol.md#tenancy). For wss://, `tls` is the client context (default: the
     public roots) and `server_name` the name the certificate must be for (default: the host)."""
 
     def __init__(
@@ -285,12 +285,12 @@ class RelayClient:
     # -- operations ----------------------------------------------------------------------------
     def sign(self, kind: int, content: str, tags: list[list[str]] | None = None,
              created_at: int | None = None) -> dict[str, Any]:
-        """Sign as this client's identity, carrying its NIP-OA auth tag (§9.2)."""
+        """Sign as this client's identity, carrying its NIP-OA auth tag (docs/relay-protocol.md#auth)."""
         return sign_event(self.keypair, kind, content, tags or [], created_at, auth_tag=self.auth_tag)
 
     async def publish(self, event: dict[str, Any]) -> tuple[bool, str]:
         """Send an EVENT and wait for its OK. Transient rejections and lost connections are
-        retried (§3.7); a definitive rejection is returned as `(False, message)`."""
+        retried (docs/relay-protocol.md#auth); a definitive rejection is returned as `(False, message)`."""
         message = ""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             fut: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()

@@ -1,4 +1,4 @@
-"""Deterministic directory seeding (§3.5): pubkeys derived from the owner key, profiles published
+"""Deterministic directory seeding (docs/tenant.md#directory): pubkeys derived from the owner key, profiles published
 only for pubkeys the relay has none for, so reruns publish nothing and pubkeys never drift.
 
 Every trial's seats are attested by the same relay owner, so on a shared relay any agent may
@@ -22,7 +22,7 @@ from buzz_operator.relay.nip_oa import compute_auth_tag, event_auth_tag
 from buzz_operator.relay.nostr import Keypair, sign_event
 from buzz_operator.relay.tenant_models import DirectoryEntry, DirectoryIdentity, ProvisioningError
 
-PROFILE_BATCH = 200  # the CLI's `users get --pubkey` batch size (§3.5)
+PROFILE_BATCH = 200  # the CLI's `users get --pubkey` batch size (docs/tenant.md#directory)
 KIND_PROFILE = 0
 DIRECTORY_CONDITIONS = f"kind={KIND_PROFILE}"
 

@@ -1,6 +1,6 @@
-"""`buzz-evidence.json` v1 (§5.1) and `transcript.json` (§4.7 step 3), byte-compatible with the
+"""`buzz-evidence.json` v1 (docs/evidence.md#fields) and `transcript.json` (docs/evidence.md#transcriptjson), byte-compatible with the
 seed's `build_buzz_evidence`: messages are read as the trial user, observed channels as the
-orchestrator (§11: the agent-created channel is private to it)."""
+orchestrator (docs/evidence.md#export: the agent-created channel is private to it)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from buzz_operator.relay.tenant import client_as
 from buzz_operator.relay.tenant_models import RelayTarget, TenantHandle, TenantSecrets
 
 SCHEMA_VERSION = 1
-TRANSCRIPT_LIMIT = 1000  # `messages get --limit 1000` (§4.7 step 1)
+TRANSCRIPT_LIMIT = 1000  # `messages get --limit 1000` (docs/evidence.md#export)
 KIND_MESSAGE = 9
 
 
@@ -90,7 +90,7 @@ def build_evidence(
 
 
 def transcript_from_evidence(evidence: dict[str, Any]) -> dict[str, Any]:
-    """`transcript.json`: {channel_id, message_count, truncated, messages} (§4.7 step 3)."""
+    """`transcript.json`: {channel_id, message_count, truncated, messages} (docs/evidence.md#transcriptjson)."""
     return {
         "channel_id": evidence["trial"]["channel_id"],
         "message_count": evidence["message_count"],

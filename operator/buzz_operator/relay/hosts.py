@@ -1,4 +1,4 @@
-"""Host-header tenancy helpers (§9.2, `crates/buzz-core/src/tenant.rs`): the relay resolves the
+"""Host-header tenancy helpers (docs/relay-protocol.md#tenancy, `crates/buzz-core/src/tenant.rs`): the relay resolves the
 community from the connection's Host, so both sides must agree on one normal form."""
 
 from __future__ import annotations

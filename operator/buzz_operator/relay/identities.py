@@ -18,7 +18,7 @@ def _secret_from_digest(digest: bytes) -> Keypair:
 # ~0.1 ms, ~7 ms of CPU per provisioning (bench/relay.py profile). Cached: pure and stable.
 @functools.lru_cache(maxsize=4096)
 def stable_keypair(owner_secret_hex: str, identity_id: str) -> Keypair:
-    """The seed's `_stable_credential` (§3.5): directory identities and fixture users
+    """The seed's `_stable_credential` (docs/tenant.md#keys): directory identities and fixture users
     (`task-user:<task>`) keep one pubkey per owner key across every trial and run."""
     digest = hashlib.sha256(
         b"buzz-benchmark-directory-v1\0" + bytes.fromhex(owner_secret_hex) + b"\0" + identity_id.encode()
@@ -28,7 +28,7 @@ def stable_keypair(owner_secret_hex: str, identity_id: str) -> Keypair:
 
 def seat_keypair(owner_secret_hex: str, run_id: str, trial_id: str, seat_id: str) -> Keypair:
     """Per-trial seat (and default user) key: fresh for every (run, trial) like the seed's
-    `generate_keypair()` (§3.3), but recomputable, so it is never written to Postgres."""
+    `generate_keypair()` (docs/tenant.md#keys), but recomputable, so it is never written to Postgres."""
     digest = hashlib.sha256(
         b"buzz-operator-seat-v1\0"
         + bytes.fromhex(owner_secret_hex)
@@ -39,7 +39,7 @@ def seat_keypair(owner_secret_hex: str, run_id: str, trial_id: str, seat_id: str
 
 
 def trial_lock_key(run_id: str, trial_id: str) -> int:
-    """`pg_advisory_xact_lock` key of §3.3 step 1 (signed big-endian int64 of the sha256 prefix)."""
+    """`pg_advisory_xact_lock` key of docs/tenant.md#provisioning (signed big-endian int64 of the sha256 prefix)."""
     return int.from_bytes(hashlib.sha256(f"{run_id}\x00{trial_id}".encode()).digest()[:8], "big", signed=True)
 
 

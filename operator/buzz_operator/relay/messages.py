@@ -1,4 +1,4 @@
-"""What the harness does in the channel as the trial user (§4.1 steps 6–7, §4.5)."""
+"""What the harness does in the channel as the trial user (docs/corridor.md#run, docs/completion.md#what-is-watched)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from buzz_operator.relay.client import RelayClient, RelayError
 
 KIND_MESSAGE = 9
-DONE_PREFIX = "DONE:"  # the five bytes an orchestrator's completion message starts with (§11)
+DONE_PREFIX = "DONE:"  # the five bytes an orchestrator's completion message starts with (docs/completion.md)
 
 
 async def post_task(

@@ -1,8 +1,8 @@
-"""NIP-OA owner attestation ("auth tag"), reference §3.4.
+"""NIP-OA owner attestation ("auth tag"), docs/tenant.md#auth-tags.
 
 The relay owner signs `sha256("nostr:agent-auth:<agent_pk>:<conditions>")`; the agent carries the
 compact JSON `["auth","<owner_pk>","<conditions>","<sig>"]` and appends it as a tag to every event
-it signs (§9.2), so the relay can admit it without a membership table lookup. Verification
+it signs (docs/relay-protocol.md#auth), so the relay can admit it without a membership table lookup. Verification
 mirrors the Rust side (`crates/buzz-sdk/src/nip_oa.rs`): exactly 4 string elements, lowercase
 hex, 64-hex owner key, 128-hex signature, no self-attestation, and a strict conditions grammar.
 """

@@ -1,5 +1,5 @@
 """Nostr primitives: secp256k1 keys with x-only pubkeys, NIP-01 event ids and BIP-340 signatures,
-NIP-42 AUTH events, plus re-exports of NIP-OA auth tags and NIP-19 encoding (§3.4, §9.1–9.2)."""
+NIP-42 AUTH events, plus re-exports of NIP-OA auth tags and NIP-19 encoding (docs/tenant.md#auth-tags, docs/relay-protocol.md)."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def sign_event(
     created_at: int | None = None,
     auth_tag: str | None = None,
 ) -> dict[str, Any]:
-    """Build and sign an event. With `auth_tag`, the NIP-OA tag is appended (§9.2: every event
+    """Build and sign an event. With `auth_tag`, the NIP-OA tag is appended (docs/relay-protocol.md#auth: every event
     an attested identity signs carries it), unless the caller already put one in `tags`."""
     tag_list = [list(t) for t in (tags or [])]
     if auth_tag is not None and not any(t and t[0] == "auth" for t in tag_list):
@@ -194,5 +194,5 @@ def verify_event(event: Any) -> bool:
 
 
 def auth_event(keypair: Keypair, relay_url: str, challenge: str, auth_tag: str | None = None) -> dict[str, Any]:
-    """NIP-42 AUTH response (kind 22242, tags relay + challenge; plus the NIP-OA tag, §9.2)."""
+    """NIP-42 AUTH response (kind 22242, tags relay + challenge; plus the NIP-OA tag, docs/relay-protocol.md#auth)."""
     return sign_event(keypair, KIND_AUTH, "", [["relay", relay_url], ["challenge", challenge]], auth_tag=auth_tag)

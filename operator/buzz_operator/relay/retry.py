@@ -1,4 +1,4 @@
-"""Write retry policy of the seed's CLI wrapper (§3.7): up to 7 attempts, exponential backoff
+"""Write retry policy of the seed's CLI wrapper (docs/relay-protocol.md#auth): up to 7 attempts, exponential backoff
 capped at 32 s, a relay hint `retry in Ns` honoured as a floor, jitter ×1.0–1.5. Only
 rejections the relay marks as transient are retried."""
 

@@ -1,8 +1,8 @@
-"""Per-trial relay tenant (§3.3–3.6): seats with keys and NIP-OA tags, the trial user, a private
+"""Per-trial relay tenant (docs/tenant.md): seats with keys and NIP-OA tags, the trial user, a private
 stream channel with every seat as member, profiles, the deterministic directory; archive on
-teardown; healthcheck. Idempotent and concurrency-safe under the §3.3 advisory lock.
+teardown; healthcheck. Idempotent and concurrency-safe under the advisory lock (docs/tenant.md#provisioning).
 
-Improvement on the seed (§11): the stored handle is public data only. Seat and user secrets are
+Improvement on the seed (docs/tenant.md#handle): the stored handle is public data only. Seat and user secrets are
 derived from the owner key (identities.py), so a second `provision()` — after a crash, or from a
 restarted operator — returns the same handle *and* the same secrets without any secret at rest.
 """
@@ -41,7 +41,7 @@ USER_SEAT = "user"
 
 
 def channel_name(req: TenantRequest) -> str:
-    """§3.3: `<label>-<trial_id[:8]>` or `trial-<trial[:8]>-<hash[:8]>`."""
+    """docs/tenant.md#channel: `<label>-<trial_id[:8]>` or `trial-<trial[:8]>-<hash[:8]>`."""
     if req.channel_label:
         return f"{req.channel_label}-{req.trial_id[:8]}"
     return f"trial-{req.trial_id[:8]}-{req.manifest_sha256[:8]}"
@@ -188,7 +188,7 @@ async def provision(target: RelayTarget, req: TenantRequest) -> tuple[TenantHand
 
 
 async def teardown(target: RelayTarget, handle: TenantHandle, secrets: TenantSecrets) -> None:
-    """Archive as the orchestrator (§3.6, the seed's credentials[0]); never delete events."""
+    """Archive as the orchestrator (docs/tenant.md#teardown, the seed's credentials[0]); never delete events."""
     orchestrator = secrets.seats[handle.orchestrator.seat_id]
     try:
         async with client_as(target, orchestrator.secret_hex, orchestrator.auth_tag) as client:
@@ -254,7 +254,7 @@ async def postgres_select_one(dsn: str) -> None:
 
 
 async def healthcheck(target: RelayTarget) -> None:
-    """§3.6: `/_readiness` must answer 200 within 5 s, and Postgres must answer `SELECT 1`."""
+    """docs/tenant.md#teardown: `/_readiness` must answer 200 within 5 s, and Postgres must answer `SELECT 1`."""
     try:
         async with asyncio.timeout(5.0):
             status = await _http_status(target, "/_readiness")

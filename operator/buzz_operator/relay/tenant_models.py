@@ -1,4 +1,4 @@
-"""Data of a trial's relay tenant (§3.1): the request, where the relay is, and what provisioning
+"""Data of a trial's relay tenant (docs/tenant.md#handle): the request, where the relay is, and what provisioning
 hands back. `TenantHandle` is public-only and is what Postgres stores; `TenantSecrets` is never
 stored and can always be re-derived from the owner key (see identities.py)."""
 
@@ -227,9 +227,9 @@ class TenantSecrets:
         return f"TenantSecrets(seats={sorted(self.seats)}, actors={sorted(self.actors)})"
 
     def secret_strings(self) -> list[str]:
-        """The trial's credential strings for the bundle's secret scan (§5.4 `trial-credential`):
+        """The trial's credential strings for the bundle's secret scan (docs/bundle.md#secret-scan `trial-credential`):
         each secret key as hex and as nsec, and each compact auth tag. The tag's bare signature
-        is left out on purpose: every event an identity signs carries its tag (§9.2), so the
+        is left out on purpose: every event an identity signs carries its tag (docs/relay-protocol.md#auth), so the
         signature legitimately appears in transcripts and evidence."""
         out: list[str] = []
         pairs = [(s.secret_hex, s.auth_tag) for s in self.seats.values()]

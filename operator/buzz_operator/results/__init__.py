@@ -1,8 +1,8 @@
 """The results room: a sweep's bundles read back into what people compare.
 
-Per-(condition, hash) summary rows with the seed summariser's flags (buzz-harness.md §6.5),
+Per-(condition, hash) summary rows with the seed summariser's flags (docs/failures.md#summaries),
 the failures list, the JSON document and its schema, Harbor job-directory documents with the
-leaderboard metadata.yaml (§6.2, anchors.md §A1), the channel transcript as a thread, and the
+leaderboard metadata.yaml (docs/bundle.md#metadatayaml, docs/harbor.md), the channel transcript as a thread, and the
 HTML report; the statistics (intervals, paired comparisons of sweeps: docs/statistics.md).
 Pure: bundle files come in as bytes from the caller; no kube, network or storage.
 """

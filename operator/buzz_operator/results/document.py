@@ -1,6 +1,6 @@
 """The summary as one JSON document (``buzzctl sweep summary -o json``), its failures list and
 CSV rows. The document's shape is pinned by schema.py; CSV columns are the seed's
-``write_csv`` columns (§6.5) followed by ours (pass@k, cost ceiling, flags, stack digest).
+``write_csv`` columns (docs/failures.md#summaries) followed by ours (pass@k, cost ceiling, flags, stack digest).
 Rows, failures and trial rows carry the stack digest beside the condition hash: the two
 together say which experiment a number belongs to ("" / "-" when the stack is not known)."""
 
@@ -72,7 +72,7 @@ def failure_reason(trial: TrialRecord) -> str:
         message = (trial.exception_message or "").splitlines()[0] if trial.exception_message else ""
         return f"{trial.exception_type}: {message}"[:200] if message else trial.exception_type
     if trial.verifier_broken:
-        return "verifier broken (§6.4 marker in verifier/test-stdout.txt)"
+        return "verifier broken (a health marker in verifier/test-stdout.txt, docs/failures.md#verifier-health)"
     missed = sorted(k for k, v in trial.rewards.items() if k != "reward" and v < 1.0)
     if missed:
         return "failed " + ", ".join(missed)

@@ -20,7 +20,7 @@ VERIFIER_STDOUT = "verifier/test-stdout.txt"
 RETRIES_DIR = "retries"
 # the only file a quarantined trial keeps in its own directory (storage/layout.py QUARANTINED)
 QUARANTINED = "quarantined.json"
-# §6.5: the round-cap grep reads only the agent logs directly in agent/buzz/
+# docs/failures.md#summaries: the round-cap grep reads only the agent logs directly in agent/buzz/
 LOG_SUFFIXES = (".stdout.log", ".stderr.log")
 
 

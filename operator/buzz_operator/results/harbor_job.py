@@ -1,5 +1,5 @@
 """A sweep as a Harbor job directory: job ``config.json``, job ``result.json`` with JobStats,
-and the leaderboard ``metadata.yaml`` (docs/harbor.md; buzz-harness.md §6.2).
+and the leaderboard ``metadata.yaml`` (docs/harbor.md; docs/bundle.md#metadatayaml).
 
 Pure: trial documents in, job documents out. The stats are Harbor's own computation
 (results/harbor_stats.py). The job config is the one Harbor would need to plan exactly the
@@ -20,7 +20,7 @@ from .harbor_stats import job_stats
 AGENT_URL = "https://github.com/block/buzz"
 AGENT_ORG = "Block"
 FILL_ME = "FILL_ME"
-# run_leaderboard.py's provider → organisation table (§6.2); anything else is left for the submitter
+# run_leaderboard.py's provider → organisation table (docs/bundle.md#metadatayaml); anything else is left for the submitter
 PROVIDER_ORGS = {"anthropic": "Anthropic", "openai": "OpenAI", "databricks": "Databricks"}
 
 
@@ -101,7 +101,7 @@ def job_config(
 def leaderboard_metadata(
     manifest: Mapping[str, Any], endpoints: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """``metadata.yaml`` derived from the roster as run_leaderboard.py does (§6.2): one model per
+    """``metadata.yaml`` derived from the roster as run_leaderboard.py does (docs/bundle.md#metadatayaml): one model per
     distinct ``model_revision`` (else endpoint), provider from the endpoint config, organisation
     from the provider; display names are for the submitter to review."""
     models: list[dict[str, str]] = []

@@ -1,5 +1,5 @@
 """Harbor ``JobStats`` of a sweep's committed trials, computed as Harbor computes them
-(docs/harbor.md#stats), and the project's own figures beside them under names of their own.
+(docs/harbor.md#job-statistics), and the project's own figures beside them under names of their own.
 
 Harbor (0.25.0) builds a finished job's stats in ``JobPlan.aggregate_stats``:
 ``JobStats.increment`` per trial, then per eval (``<agent>__<model>__<source>``) its default

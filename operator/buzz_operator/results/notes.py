@@ -1,5 +1,5 @@
 """The caveats printed under the summary table, one per kind of flag present — the notes and
-warnings of the seed's ``format_table`` (§6.5), which say what each flag does to a score."""
+warnings of the seed's ``format_table`` (docs/failures.md#summaries), which say what each flag does to a score."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-condition rows of a sweep — the seed's ``summarize.py`` (buzz-harness.md §6.5).
+"""Per-condition rows of a sweep — the seed's ``summarize.py`` (docs/failures.md#summaries).
 
 Rows are keyed by (condition, manifest_sha256, stack digest): two runs pool only if they were the
 same experiment, and the stack is part of the experiment — buzz-acp carries a production base
@@ -10,7 +10,7 @@ beside the score as flags, in the seed's order and spelling: ``timeout×n``,
 
 Beyond the seed: pass@k per row (the sweep room's unbiased estimator, a trial passing at
 reward ≥ 1.0, over every committed trial as the mean is), the cost ceiling beside the floor
-(``cost_usd_including_handoff_bound``, §5.7), and the trials that have not committed yet.
+(``cost_usd_including_handoff_bound``, docs/accounting.md#cost-range), and the trials that have not committed yet.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A trial's channel as a readable thread (``buzzctl trial evidence``): who said what, replies
 indented under the message they answer, mentions resolved to names.
 
-Reads ``buzz-evidence.json`` v1 (buzz-harness.md §5.1) or the ``transcript.json`` derived from
+Reads ``buzz-evidence.json`` v1 (docs/evidence.md#fields) or the ``transcript.json`` derived from
 it: both hold normalised messages with ``id``, ``author``, ``author_role``, ``content``,
 ``created_at``, ``reply_to_event_id`` and ``mentioned_pubkeys``; the evidence also names every
 identity and the seeded directory, which is what turns a pubkey into a name.

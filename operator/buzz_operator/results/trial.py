@@ -1,5 +1,5 @@
 """One trial's bundle reduced to what a comparison turns on — the seed's ``read_trial``
-(buzz-harness.md §6.5; block/buzz ``benchmarks/harbor-buzz-orchestra/scripts/summarize.py``).
+(docs/failures.md#summaries; block/buzz ``benchmarks/harbor-buzz-orchestra/scripts/summarize.py``).
 
 Pure: the caller passes the trial's files as bytes keyed by their path inside the trial dir
 (see files.py); nothing here reads a disk or a store.
@@ -103,7 +103,7 @@ def number(value: object) -> float | None:
 
 
 def timeout_multiplier(config: Mapping[str, Any], sweep_config: Mapping[str, Any]) -> float:
-    """The clock the trial ran against (§6.5 clock×m). The seed reads ``agent_timeout_multiplier``
+    """The clock the trial ran against (docs/failures.md#summaries clock×m). The seed reads ``agent_timeout_multiplier``
     then ``timeout_multiplier`` from the trial's config.json; ours keeps the multiplier on the
     sweep spec (the trial's deadlines are already scaled), so that is read after them."""
     for key in ("agent_timeout_multiplier", "timeout_multiplier"):
@@ -134,7 +134,7 @@ def secret_findings(trial_files: Mapping[str, bytes]) -> int:
 
 
 def verifier_broken(trial_files: Mapping[str, bytes]) -> bool:
-    """§6.4: a missing verifier/test-stdout.txt is not evidence of breakage."""
+    """docs/failures.md#verifier-health: a missing verifier/test-stdout.txt is not evidence of breakage."""
     data = trial_files.get(F.VERIFIER_STDOUT)
     return bool(data) and verifier_output_broken(data.decode("utf-8", errors="replace"))
 

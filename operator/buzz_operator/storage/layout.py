@@ -1,5 +1,5 @@
 """Where a sweep's and a trial's files live in the store: the Harbor-compatible layout of
-ARCHITECTURE.md, relative to the store's own root (the `<prefix>` of the layout is the store URL).
+docs/bundle.md#layout, relative to the store's own root (the `<prefix>` of the layout is the store URL).
 
     <sweep>/config.json  lock.json  summary.json
     <sweep>/<trial>/config.json  result.json          result.json last: the commit marker

@@ -1,9 +1,9 @@
 """Which planned trials may start now: lazy creation under three concurrency layers.
 
-Trials are created only as capacity frees (Kueue-style admission, anchors recommendation 1)
+Trials are created only as capacity frees (Kueue-style admission, docs/design.md#admission)
 rather than thousands up front, under (a) the sweep's spec.parallelism, (b) a cap per model
 endpoint shared by every sweep that uses it (Harbor's concurrency_group), (c) an
-operator-wide cap (recommendation 4). Nothing starts while the sweep is suspended or once its
+operator-wide cap (docs/design.md#admission). Nothing starts while the sweep is suspended or once its
 spend has reached spec.budget.maxCostUSD. Whenever something waits, the decision says why and
 how many, so `kubectl describe` answers "why is my sweep not moving" (Kueue #2833).
 """

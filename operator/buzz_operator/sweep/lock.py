@@ -5,7 +5,7 @@ the bundles.
 
 A sweep that finds a lock.json in its storage resumes into it only when nothing changed;
 otherwise results of two different experiments would be mixed under one name (the Hawk and
-Harbor "resume ran against changed tasks" reports in anchors.md §A1). Pure: documents in,
+Harbor "resume ran against changed tasks" reports in docs/bundle.md#lockjson). Pure: documents in,
 documents out.
 """
 

@@ -22,7 +22,7 @@ from buzz_operator.trial.deadlines import step_deadlines
 
 
 def trial_resources(task: Task, manifest: ExperimentManifest, cpu_request_fraction: float = 1.0) -> TrialResources:
-    """task.toml's request, each part replaced by the condition's override when set (§1.4); the
+    """task.toml's request, each part replaced by the condition's override when set (docs/condition.md#budgets); the
     sweep may request only a share of the CPU limit (cpuRequestFraction). A part task.toml leaves
     unset is the operator's default (dataset/config.py OPERATOR_DEFAULT_*), where Harbor would
     request nothing."""

@@ -17,10 +17,10 @@ import math
 
 from buzz_operator.api.trial import TrialDeadlines
 
-# Agents must subscribe within 60 s each (§4.5) after the stack install and forwarder start
-# (60 s bind deadline, §4.3): two minutes covers both on an unloaded node.
+# Agents must subscribe within 60 s each (docs/corridor.md#readiness) after the stack install and forwarder start
+# (60 s bind deadline, docs/corridor.md#forwarder): two minutes covers both on an unloaded node.
 SETUP_SECONDS = 120.0
-# Usage settle (≤ 60 s, §4.6) + TERM/KILL + log download + evidence export, with headroom.
+# Usage settle (≤ 60 s, docs/corridor.md#usage-settle) + TERM/KILL + log download + evidence export, with headroom.
 COLLECT_SECONDS = 300
 # One bundle upload; independent of the task, so not scaled.
 UPLOAD_SECONDS = 300

@@ -1,6 +1,6 @@
 """What kind of failure stopped a trial step: infra, outcome or broken.
 
-The class decides what happens next (ARCHITECTURE.md, anchors recommendation 5):
+The class decides what happens next (docs/failures.md#classes):
 - infra: the platform failed, not the team (pod lost or evicted, image missing, relay,
   Postgres or storage unavailable, exec stream broken). Retried with backoff up to
   spec.retry.maxRetries as a fresh try; the failed try stays on record.
@@ -129,7 +129,7 @@ def classify_failure(failure: BaseException | str) -> FailureClass:
 
 
 def failure_outcome(reason: str, *, timed_out: bool) -> Outcome:
-    """The seed's outcome word for a trial that ended on this failure (§6.5)."""
+    """The seed's outcome word for a trial that ended on this failure (docs/failures.md#outcome-words)."""
     failure_class = classify_reason(reason)
     if failure_class is FailureClass.BROKEN:
         return Outcome.BROKEN

@@ -34,7 +34,7 @@ KEEPALIVE = 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'
 # defaults that package managers and test harnesses use; NET_RAW (raw sockets, ARP/ICMP
 # spoofing), MKNOD, SETFCAP, SETPCAP, SYS_CHROOT and AUDIT_WRITE are dropped because untrusted
 # agent code has no business with them. Everything kept is allowed by the Baseline Pod
-# Security Standard, the realistic level for trial namespaces (anchors D5).
+# Security Standard, the realistic level for trial namespaces (docs/design.md#pod-security).
 TASK_CAPABILITIES = (
     "CHOWN",
     "DAC_OVERRIDE",

@@ -1,6 +1,6 @@
 """The trial pod as a plain v1 Pod dict (no client library types: pure and easy to diff).
 
-One pod per try (ARCHITECTURE.md "The trial pod"):
+One pod per try (docs/corridor.md#the-pod):
 - init container `stack` installs the agent stack from the stack image into an emptyDir at
   /opt/buzz, the path every seed artifact refers to, per the image's layout (sprig or folder,
   trial/stack_install.py), and leaves the digests of what it installed there;
@@ -59,7 +59,7 @@ FORWARDER_RESOURCES = {"cpu": "100m", "memory": "96Mi"}
 
 
 def forwarder_listen_address(relay_url: str) -> str:
-    """Where agents' connections to a loopback relay URL land inside the pod (§4.3).
+    """Where agents' connections to a loopback relay URL land inside the pod (docs/corridor.md#forwarder).
 
     ws://localhost:3600 → 127.0.0.1:3600, ws://127.0.0.2:3600 → 127.0.0.2:3600 and
     ws://[::1]:3600 → [::1]:3600: the address agents dial, on the pod's own loopback. Acceptance

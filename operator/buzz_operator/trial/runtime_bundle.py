@@ -1,4 +1,4 @@
-"""Bundling and teardown (§4.9, §5.2–§5.4, §3.6): everything the try left in its pod is
+"""Bundling and teardown (docs/corridor.md#timingjson, docs/bundle.md#agent-bundle, docs/tenant.md#teardown): everything the try left in its pod is
 gathered into the Harbor layout, accounted and secret-scanned by the ledger, uploaded with
 result.json last; then the channel is archived and the pod and Secret deleted.
 
@@ -213,7 +213,7 @@ async def _known_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> list[str
 async def _assemble(
     ctx: TrialContext, status: BuzzTrialStatus, pod: str, root: Path, now: datetime
 ) -> SecretScan | None:
-    """The whole §5 bundle of one try, written under `root` (result.json included); its secret
+    """The whole bundle of one try (docs/bundle.md#agent-bundle), written under `root` (result.json included); its secret
     scan, None when the bundle could not be written (so it was not scanned)."""
     agent_dir, verifier_dir = root / AGENT_DIR, root / VERIFIER_DIR
     agent_dir.mkdir(parents=True)

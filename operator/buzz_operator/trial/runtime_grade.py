@@ -1,4 +1,4 @@
-"""Collecting and grading (§4.6–§4.8, §6.4): logs out and accounted, evidence exported and
+"""Collecting and grading (docs/corridor.md#collect, docs/failures.md#verifier-health): logs out and accounted, evidence exported and
 written into the container, verifier dependencies installed after the agents stopped, then the
 task's tests/test.sh run under the verifier timeout and its reward read back."""
 
@@ -26,7 +26,7 @@ from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of
 from buzz_operator.trial.runtime_shell import INSTALL_VERIFIER_DEPS, STATE_DIR, run_verifier
 from buzz_operator.trial.state import Collected, Graded, Spend
 
-VERIFIER_DEPS_DEADLINE_S = 300.0  # §0
+VERIFIER_DEPS_DEADLINE_S = 300.0  # docs/corridor.md#collect
 TESTS_DIR = "/tests"
 VERIFIER_DIR = "/logs/verifier"
 EVIDENCE_ERROR = "buzz-evidence-error.txt"
@@ -116,7 +116,7 @@ async def grade(ctx: TrialContext, status: BuzzTrialStatus) -> Graded:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s")
     files = await download(ctx, pod, VERIFIER_DIR)
     if verifier_output_broken(files.get("test-stdout.txt", b"").decode("utf-8", errors="replace")):
-        raise StepFailure("VerifierBroken", "verifier output carries a health marker (§6.4)")
+        raise StepFailure("VerifierBroken", "verifier output carries a health marker (docs/failures.md#verifier-health)")
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         tar.write_tree(files, Path(scratch))
         try:

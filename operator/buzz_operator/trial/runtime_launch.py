@@ -1,4 +1,4 @@
-"""Provisioning and launching (§4.1 steps 1–5): the relay tenant and the per-try Secret, then
+"""Provisioning and launching (docs/corridor.md#launch): the relay tenant and the per-try Secret, then
 the pod, the trust store, prompts, one buzz-acp per seat with the exact env, and readiness.
 
 Both steps are idempotent: provisioning returns the stored tenant and keeps an existing
@@ -40,7 +40,7 @@ from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_s
 from buzz_operator.trial.stack_install import READ_MANIFEST, ManifestError, parse_manifest
 from buzz_operator.trial.state import Launched, Provisioned
 
-READY_TIMEOUT_S = 60.0  # §0 readiness_timeout_seconds
+READY_TIMEOUT_S = 60.0  # docs/corridor.md#readiness readiness_timeout_seconds
 READY_ROUND_S = 10.0
 
 
@@ -176,7 +176,7 @@ async def _launch_seats(ctx: TrialContext, pod: str, handle: TenantHandle, secre
 
 
 async def wait_ready(ctx: TrialContext, pod: str, channel_id: str) -> None:
-    """§4.1 step 5: every seat's logs say `subscribed to channel <id>` within 60 s."""
+    """docs/corridor.md#readiness: every seat's logs say `subscribed to channel <id>` within 60 s."""
     marker = f"subscribed to channel {channel_id}"
     waiting = [s.seat_id for s in ctx.seats]
     try:

@@ -1,4 +1,4 @@
-"""The run (§4.1 steps 6–7, §4.5, §4.6): the task posted as the user with the orchestrator
+"""The run (docs/corridor.md#run, docs/completion.md#what-is-watched, docs/corridor.md#stop): the task posted as the user with the orchestrator
 mention, the task's scripted messages right after it, completion awaited (docs/completion.md)
 bounded by the agent deadline, liveness probed meanwhile, then usage settled and every seat
 stopped for real.
@@ -39,7 +39,7 @@ from buzz_operator.trial.state import Ran
 LIVENESS_EVERY_S = 10.0  # the seed probed every 10th one-second poll
 FOLLOW_AGAIN_S = 1.0  # before following a seat's log again after its stream broke
 FOLLOW_SLACK_S = 30
-USAGE_SETTLE_S = 60.0  # §0 usage_settle_seconds
+USAGE_SETTLE_S = 60.0  # docs/corridor.md#usage-settle usage_settle_seconds
 SETTLE_POLL_S = 0.5
 STOP_ROUNDS = 3
 
@@ -141,7 +141,7 @@ async def _relay_trouble(ctx: TrialContext, user: RelayClient) -> str | None:
 
 
 async def settle_usage(ctx: TrialContext, pod: str) -> float:
-    """§4.6: until each live seat has logged usage, at most 60 s; misses are not errors."""
+    """docs/corridor.md#usage-settle: until each live seat has logged usage, at most 60 s; misses are not errors."""
     started = time.monotonic()
     pending = [s.seat_id for s in ctx.seats]
     while pending and time.monotonic() - started < USAGE_SETTLE_S:

@@ -1,6 +1,6 @@
 """Shell scripts the corridor runs in the task container by exec (pure strings).
 
-They are the seed's commands (buzz-harness.md §4.2, §4.5, §4.6, §4.8) where it had them, so a
+They are the seed's commands (docs/corridor.md#trust-store, docs/completion.md#what-is-watched, docs/corridor.md#stop, docs/corridor.md#collect) where it had them, so a
 container that seeds its trust store or installs curl for the seed does the same here. Values
 that would otherwise put a marker string into the script's own command line (and so into
 /proc/<pid>/cmdline, where the process sweep would match the sweeping shell) arrive as
@@ -26,14 +26,14 @@ STATE_DIR = f"{REMOTE_ROOT}/state"  # what the runtime recorded in the pod (pids
 VERIFIER_DEPS = ("curl",)
 VERIFIER_DEPS_TIMEOUT_S = 120
 
-# §4.2, verbatim: the last stdout line is present | seeded | failed.
+# docs/corridor.md#trust-store, verbatim: the last stdout line is present | seeded | failed.
 SEED_TRUST_STORE = (
     f"if [ -s {SYSTEM_CA_BUNDLE} ]; then echo present; "
     f"elif mkdir -p {SYSTEM_CA_DIR} && cp {REMOTE_CA_BUNDLE} {SYSTEM_CA_BUNDLE}; then echo seeded; "
     "else echo failed; fi"
 )
 
-# §4.8, verbatim for curl: present | installed | unavailable.
+# docs/corridor.md#collect, verbatim for curl: present | installed | unavailable.
 INSTALL_VERIFIER_DEPS = (
     "if command -v curl >/dev/null 2>&1; then echo present; "
     f"elif {{ timeout {VERIFIER_DEPS_TIMEOUT_S} apt-get update -qq >/dev/null 2>&1 || true; }} && "
@@ -61,7 +61,7 @@ live_stack_pids() {
 
 STOP_ENV = {"BUZZ_MATCH": REMOTE_BIN}
 
-# §4.6: TERM, 2 s, KILL — then say how many are left (the caller checks it is 0). The seed
+# docs/corridor.md#stop: TERM, 2 s, KILL — then say how many are left (the caller checks it is 0). The seed
 # sleeps the whole 2 s; here the grace ends as soon as no stack process is left, which a seat
 # that honours TERM reaches in well under 0.1 s (bench/trial.py: the fixed sleep was 2 of the
 # ~7 s the operator added to an instantly-answering trial). A seat ignoring TERM still gets 2 s.
@@ -80,7 +80,7 @@ def pid_file(seat_id: str) -> str:
 
 
 def launch_seat(seat_id: str, command: str) -> str:
-    """§4.4: start buzz-acp detached with its logs; idempotent — a seat whose pid file names a
+    """docs/corridor.md#agent-environment: start buzz-acp detached with its logs; idempotent — a seat whose pid file names a
     live process is left alone, so a resumed launch never starts a second copy."""
     pid, out, err = pid_file(seat_id), remote_stdout_log(seat_id), remote_stderr_log(seat_id)
     return (

@@ -51,8 +51,8 @@ from tests.support.databases import scratch_database
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
 TASKS = ROOT / "tasks"
-STOP_GRACE_S = 2.0  # TERM, wait, KILL (§4.6)
-READY_TIMEOUT_S = 60.0  # §0 readiness_timeout_seconds
+STOP_GRACE_S = 2.0  # TERM, wait, KILL (docs/corridor.md#stop)
+READY_TIMEOUT_S = 60.0  # docs/corridor.md#readiness readiness_timeout_seconds
 USAGE_SETTLE_S = 10.0  # the runtime allows 60 s; a stand-in turn reports within milliseconds
 USAGE_MARKER = "goose usage update"
 
@@ -193,7 +193,7 @@ async def _wait_until_subscribed(seats: list[SeatProcess], channel_id: str) -> N
 
 
 async def settle_usage(seats: list[SeatProcess], bound_s: float = USAGE_SETTLE_S) -> None:
-    """§4.6: before stopping, give each live seat until it has reported usage — the DONE message
+    """docs/corridor.md#usage-settle: before stopping, give each live seat until it has reported usage — the DONE message
     can land before the turn's closing usage line, exactly as with the real buzz-acp."""
     for _ in range(int(bound_s / 0.1)):
         pending = [s for s in seats if s.process.returncode is None and USAGE_MARKER not in s.log_text()]

@@ -1,4 +1,4 @@
-"""The stand-in's logs through the real ledger (§5.5-5.7): what the operator will compute for
+"""The stand-in's logs through the real ledger (docs/accounting.md): what the operator will compute for
 receipts and reconciliation from seats it launched."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stand-in `buzz` CLI (§9.3 subcommands, JSON stdout, exit codes) against the dev relay,
+"""The stand-in `buzz` CLI (docs/relay-protocol.md#cli subcommands, JSON stdout, exit codes) against the dev relay,
 run from the built stack exactly as an agent's shell would run it."""
 
 from __future__ import annotations

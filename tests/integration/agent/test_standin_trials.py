@@ -41,7 +41,7 @@ async def test_leaky_writes_its_secrets_into_the_log(trial) -> None:
     assert outcome.api_key in log
     assert re.search(r"\bnsec1[02-9ac-hj-np-z]{20,}", log, re.IGNORECASE)  # the scan's nostr-private-key kind
     assert outcome.reward["reward"] == 1.0  # the leak is the only thing wrong with it
-    # and the bundle's secret scan (§5.4) catches it, naming the kinds but never the secret
+    # and the bundle's secret scan (docs/bundle.md#secret-scan) catches it, naming the kinds but never the secret
     scan = scan_bundle(outcome.directory, [*outcome.secrets.secret_strings(), outcome.api_key])
     assert not scan.clean
     kinds = {finding["kind"] for finding in scan.to_json()["findings"]}

@@ -1,5 +1,5 @@
 """What wakes a stand-in seat and what its log carries: only mentions of itself by others wake
-it (§4.4), usage lines obey RUST_LOG, handoffs appear in the §5.5 format."""
+it (docs/corridor.md#agent-environment), usage lines obey RUST_LOG, handoffs appear in the format of docs/accounting.md#log-lines."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ class RunningRelay:
 async def relay(db_dsn: str) -> AsyncIterator[RunningRelay]:
     owner, relay_key = Keypair.generate(), Keypair.generate()
     # the canonical URL carries the real port, so the port is reserved first by binding to 0 and
-    # the tenant authority is fixed up after: RELAY_URL is `ws://localhost:<port>` as in §10
+    # the tenant authority is fixed up after: RELAY_URL is `ws://localhost:<port>` as in docs/relay-protocol.md#relay-settings
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -108,7 +108,7 @@ def seats(workers: int = 1) -> list[Seat]:
 
 
 def directory_entries() -> list[DirectoryEntry]:
-    """The create-channel fixture's 60 identities (§3.5)."""
+    """The create-channel fixture's 60 identities (docs/tenant.md#directory)."""
     users = [DirectoryEntry(f"benchmark-user-{i:02d}", "user") for i in range(1, 51)]
     bots = [DirectoryEntry(f"benchmark-bot-{i:02d}", "bot") for i in range(1, 11)]
     return users + bots

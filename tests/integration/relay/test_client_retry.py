@@ -1,4 +1,4 @@
-"""Client retry policy (§3.7) on relay rejections the dev relay never produces (it has no rate
+"""Client retry policy (docs/relay-protocol.md#auth) on relay rejections the dev relay never produces (it has no rate
 limiter), so a scripted websockets server plays the relay here — a deliberate fake for an error
 path a real server cannot be made to hit."""
 

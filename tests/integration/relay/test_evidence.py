@@ -1,4 +1,4 @@
-"""Evidence export (§5.1, §4.7) and the user's task/DONE helpers against the real dev relay."""
+"""Evidence export (docs/evidence.md#fields, docs/evidence.md#export) and the user's task/DONE helpers against the real dev relay."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ async def test_wait_for_done_ignores_non_orchestrator_and_non_prefix(target, mak
 
 async def test_same_second_messages_keep_arrival_order(relay, target, make_request) -> None:
     """A reply posted within the second of the task it answers must read after it, whatever the
-    event ids: the verifiers score the last orchestrator message after the task (§8)."""
+    event ids: the verifiers score the last orchestrator message after the task (tasks/README.md#verifiers)."""
     handle, secrets = await provision(target, make_request())
     orch = handle.seats[0]
     lead = secrets.seats[orch.seat_id]

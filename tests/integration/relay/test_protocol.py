@@ -59,7 +59,7 @@ async def test_unknown_host_gets_404_and_loopback_host_is_normalised(relay) -> N
         async with await _raw(relay, host="evil.example:1234"):
             pass
     assert info.value.response.status_code == 404
-    # 127.0.0.1:<port> normalises to localhost:<port> (§9.2), so dialling it directly is the same tenant
+    # 127.0.0.1:<port> normalises to localhost:<port> (docs/relay-protocol.md#tenancy), so dialling it directly is the same tenant
     kp, tag = _member(relay)
     async with RelayClient(relay.dial_url, kp, tag) as client:
         assert await client.query([{"kinds": [0], "authors": [kp.pubkey_hex]}]) == []

@@ -1,4 +1,4 @@
-"""No seat or user secret reaches Postgres (the improvement on §11: the seed stored them all)."""
+"""No seat or user secret reaches Postgres (the improvement on docs/tenant.md#handle: the seed stored them all)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def test_no_secret_in_any_table(pg_dsn, target, make_request, make_seats, 
 
         # The relay's tables hold published events. Keys never leave the provisioner, so no secret
         # key (hex or nsec) is there; auth tags are, by protocol — every event an identity signs
-        # carries its owner attestation (§9.2) and every channel member reads it.
+        # carries its owner attestation (docs/relay-protocol.md#auth) and every channel member reads it.
         relay_text = await _dump_every_table(relay.dsn)
         assert handle.user.pubkey in relay_text
         keys = [secrets.user_secret_hex, *(s.secret_hex for s in secrets.seats.values())]

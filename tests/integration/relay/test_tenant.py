@@ -1,4 +1,4 @@
-"""Tenant provisioning against the real dev relay and real Postgres (§3.3–3.6)."""
+"""Tenant provisioning against the real dev relay and real Postgres (docs/tenant.md)."""
 
 from __future__ import annotations
 

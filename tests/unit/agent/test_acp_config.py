@@ -1,4 +1,4 @@
-"""buzz-acp's configuration comes only from the runtime's environment (§4.4)."""
+"""buzz-acp's configuration comes only from the runtime's environment (docs/corridor.md#agent-environment)."""
 
 from __future__ import annotations
 

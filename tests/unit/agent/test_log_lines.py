@@ -1,4 +1,4 @@
-"""RUST_LOG filtering and the log lines the ledger parses (§5.5), checked against the ledger's
+"""RUST_LOG filtering and the log lines the ledger parses (docs/accounting.md#log-lines), checked against the ledger's
 regexes as written in the reference (the ledger module itself is another room's)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every turn ends with its usage line, then exactly one turn-end marker (§4.5, §5.5), whether it
+"""Every turn ends with its usage line, then exactly one turn-end marker (docs/completion.md#what-is-watched, docs/accounting.md#log-lines), whether it
 completed, ran out of time or the policy failed; with `pool::prompt` enabled, buzz-acp's own
 turn-start line comes first and a turn that ended normally is followed by its delivery receipt."""
 

@@ -129,7 +129,7 @@ def localhost_cert(tmp_path: Path) -> tuple[Path, Path]:
 
 async def test_wss_trusts_the_bundle_named_by_ssl_cert_file(
         localhost_cert: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    # the runtime points SSL_CERT_FILE at /opt/buzz/ca-certificates.crt (§4.4)
+    # the runtime points SSL_CERT_FILE at /opt/buzz/ca-certificates.crt (docs/corridor.md#agent-environment)
     cert, key = localhost_cert
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_tls.load_cert_chain(cert, key)

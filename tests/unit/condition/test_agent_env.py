@@ -1,4 +1,4 @@
-"""The buzz-acp environment (§4.4 items 1–9), as full golden dictionaries."""
+"""The buzz-acp environment (docs/corridor.md#agent-environment), as full golden dictionaries."""
 
 from __future__ import annotations
 

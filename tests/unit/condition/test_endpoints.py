@@ -1,4 +1,4 @@
-"""Endpoint launch config (§2): strict parsing, key resolution, redaction, refusals."""
+"""Endpoint launch config (docs/condition.md#endpoints): strict parsing, key resolution, redaction, refusals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Properties of the condition hash: formatting never matters, content always does (§1.5)."""
+"""Properties of the condition hash: formatting never matters, content always does (docs/condition.md#condition-hash)."""
 
 from __future__ import annotations
 

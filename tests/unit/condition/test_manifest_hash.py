@@ -1,6 +1,6 @@
-"""The condition hash (buzz-harness.md §1.5), pinned by canonical JSON derived by hand.
+"""The condition hash (docs/condition.md#condition-hash), pinned by canonical JSON derived by hand.
 
-Each golden below was written by following §1.5 step by step, not by running the code:
+Each golden below was written by following docs/condition.md#condition-hash step by step, not by running the code:
 dump every field with defaults and nulls (floats as floats), drop `harness` when it is
 `buzz-agent` and `generation.thinking_effort` when null, sort keys, no whitespace, UTF-8.
 """

@@ -1,4 +1,4 @@
-"""Every manifest rule (buzz-harness.md §1.1–§1.4) with the message a user sees."""
+"""Every manifest rule (docs/condition.md#manifest) with the message a user sees."""
 
 from __future__ import annotations
 

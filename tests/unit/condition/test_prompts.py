@@ -1,4 +1,4 @@
-"""Prompt pinning (§1.2): the bytes on disk must match the manifest's digest."""
+"""Prompt pinning (docs/condition.md#prompts): the bytes on disk must match the manifest's digest."""
 
 from __future__ import annotations
 

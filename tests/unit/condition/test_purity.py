@@ -1,4 +1,4 @@
-"""The condition room is pure (ARCHITECTURE.md): importing it loads no kube, relay
+"""The condition room is pure (docs/design.md#rooms): importing it loads no kube, relay
 client, storage, kopf or network library."""
 
 from __future__ import annotations

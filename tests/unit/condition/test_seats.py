@@ -1,4 +1,4 @@
-"""Seat planning (§3.3): `<class_id>-<n>`, orchestrator classes first, roster order kept."""
+"""Seat planning (docs/condition.md#seats): `<class_id>-<n>`, orchestrator classes first, roster order kept."""
 
 from __future__ import annotations
 

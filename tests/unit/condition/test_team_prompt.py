@@ -1,4 +1,4 @@
-"""Composed system prompt (§4.4): persona bytes plus the exact "## Your team" block."""
+"""Composed system prompt (docs/corridor.md#system-prompt): persona bytes plus the exact "## Your team" block."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Receipts and reconciliation (buzz-harness.md §5.3, §5.6, §5.7): exact wording, exact keys."""
+"""Receipts and reconciliation (docs/accounting.md#receipts, docs/accounting.md#pricing, docs/accounting.md#reconciliation): exact wording, exact keys."""
 
 from __future__ import annotations
 

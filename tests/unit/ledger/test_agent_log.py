@@ -1,4 +1,4 @@
-"""Log parsing (buzz-harness.md §5.5): usage high-water marks, turns, handoffs, truncations."""
+"""Log parsing (docs/accounting.md#log-lines): usage high-water marks, turns, handoffs, truncations."""
 
 from __future__ import annotations
 

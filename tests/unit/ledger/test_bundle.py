@@ -1,4 +1,4 @@
-"""Bundle writer (buzz-harness.md §5.2–§5.4, §4.9): every file, the summary, and never raising."""
+"""Bundle writer (docs/bundle.md#agent-bundle, docs/corridor.md#timingjson): every file, the summary, and never raising."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Harbor result.json (anchors.md §A1) and agent metadata (buzz-harness.md §4.10)."""
+"""Harbor result.json (docs/harbor.md) and agent metadata (docs/bundle.md#agent-metadata)."""
 
 from __future__ import annotations
 

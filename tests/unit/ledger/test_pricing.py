@@ -1,4 +1,4 @@
-"""Pricing (buzz-harness.md §5.6), against numbers worked out by hand."""
+"""Pricing (docs/accounting.md#pricing), against numbers worked out by hand."""
 
 from __future__ import annotations
 

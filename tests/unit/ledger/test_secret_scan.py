@@ -1,4 +1,4 @@
-"""Secret scan (buzz-harness.md §5.4): every kind, review vs findings, never the secret itself."""
+"""Secret scan (docs/bundle.md#secret-scan): every kind, review vs findings, never the secret itself."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The streamed, shortcut-taking parser gives exactly the seed's answer (buzz-harness.md §5.5).
+"""The streamed, shortcut-taking parser gives exactly the seed's answer (docs/accounting.md#log-lines).
 
 The reference below is the seed's algorithm written plainly: read the whole text, strip every
 ANSI escape with one regex pass, split with ``splitlines()``, test each line. The production

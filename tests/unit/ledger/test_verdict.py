@@ -1,4 +1,4 @@
-"""Verifier health (§6.4), outcome classes (§6.5), resume (§6.3), rewards (anchors.md §A1)."""
+"""Verifier health (docs/failures.md#verifier-health), outcome classes (docs/failures.md#outcome-words), resume (docs/failures.md#resume), rewards (docs/harbor.md)."""
 
 from __future__ import annotations
 

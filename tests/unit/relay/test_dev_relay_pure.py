@@ -1,4 +1,4 @@
-"""Dev relay pure parts: REQ filter parsing/matching, relay-signed state tag shapes (§9.1),
+"""Dev relay pure parts: REQ filter parsing/matching, relay-signed state tag shapes (docs/relay-protocol.md#kinds),
 configuration errors naming the variable."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Pure evidence construction (§5.1): normalisation of odd raw messages, order, truncation,
-and the channel views' row shapes (§9.3)."""
+"""Pure evidence construction (docs/evidence.md#fields): normalisation of odd raw messages, order, truncation,
+and the channel views' row shapes (docs/relay-protocol.md#cli)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NIP-OA auth tags (§3.4): compute, verify with the Rust-side structural rules, conditions."""
+"""NIP-OA auth tags (docs/tenant.md#auth-tags): compute, verify with the Rust-side structural rules, conditions."""
 
 from __future__ import annotations
 

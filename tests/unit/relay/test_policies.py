@@ -1,4 +1,4 @@
-"""Pure policies: §3.7 retry, §9.2 host normalisation, §3.3/§3.5 derivations."""
+"""Pure policies: docs/relay-protocol.md#auth retry, docs/relay-protocol.md#tenancy host normalisation, docs/tenant.md#keys/docs/tenant.md#keys derivations."""
 
 from __future__ import annotations
 

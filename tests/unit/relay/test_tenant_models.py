@@ -72,7 +72,7 @@ def test_secret_strings_and_reprs() -> None:
     secrets = TenantSecrets({"lead-1": SeatSecret(kp.secret_hex, tag)}, kp.secret_hex, tag)
     strings = secrets.secret_strings()
     assert kp.secret_hex in strings and encode_nsec(kp.secret_hex) in strings and tag in strings
-    assert json.loads(tag)[3] not in strings  # the tag signature is public by protocol (§9.2)
+    assert json.loads(tag)[3] not in strings  # the tag signature is public by protocol (docs/relay-protocol.md#auth)
     assert kp.secret_hex not in repr(secrets)
     target = RelayTarget("ws://localhost:3600", owner.secret_hex, "postgresql://u:pw@h/db")
     assert owner.secret_hex not in repr(target) and "pw" not in repr(target)

@@ -194,7 +194,7 @@ def test_broken_and_infra_trials_are_left_out_and_counted() -> None:
     trials = [
         record("s", "a", 1, THREAD_OK),
         record("s", "a", 2, {"reward": 0.0}, exception="VerifierBroken"),  # broken: the reason
-        record("s", "a", 3, {"reward": 0.0}, verifier_broken=True),  # broken: the §6.4 marker
+        record("s", "a", 3, {"reward": 0.0}, verifier_broken=True),  # broken: a health marker (docs/failures.md#verifier-health)
         record("s", "b", 1, {"reward": 0.0}, exception="PodLost"),  # infra: retries ran out
         record("s", "b", 2, {"reward": 0.0}, exception="AgentTimeout"),  # the team's outcome: scored
         record("s", "b", 3, {"reward": 0.0}, exception="RuntimeLaunchError"),  # unknown: scored, as the seed

@@ -1,6 +1,6 @@
 """Harbor job documents: JobStats as Harbor computes them (its metric, its pass@k), the project's own
 figures beside them, the job config Harbor would plan the exported trials from; leaderboard
-metadata (§6.2). That Harbor's own code agrees is tests/harbor's part."""
+metadata (docs/bundle.md#metadatayaml). That Harbor's own code agrees is tests/harbor's part."""
 
 from __future__ import annotations
 

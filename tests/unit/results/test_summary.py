@@ -1,4 +1,4 @@
-"""The seed summariser's rows and flags over a sweep built with the project's own code (§6.5)."""
+"""The seed summariser's rows and flags over a sweep built with the project's own code (docs/failures.md#summaries)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_pass_at_k_per_task_unbiased(mixed: SweepSummary) -> None:
 def test_cost_floor_and_ceiling(mixed: SweepSummary) -> None:
     row = mixed.rows[0]
     handoff = next(t for t in row.trials if t.name == "hello-file-2")
-    assert handoff.cost_usd_ceiling > handoff.cost_usd  # the handoff bound (§5.7)
+    assert handoff.cost_usd_ceiling > handoff.cost_usd  # the handoff bound (docs/accounting.md#cost-range)
     assert row.total_cost_ceiling > row.total_cost
     assert row.total_cost == pytest.approx(sum(t.cost_usd for t in row.trials))
 

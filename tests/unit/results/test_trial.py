@@ -1,4 +1,4 @@
-"""One trial's record: identity fallbacks, reward, outcome and the bundle greps (§6.3–§6.5)."""
+"""One trial's record: identity fallbacks, reward, outcome and the bundle greps (docs/failures.md)."""
 
 from __future__ import annotations
 

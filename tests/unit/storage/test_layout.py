@@ -1,4 +1,4 @@
-"""The Harbor-compatible layout of ARCHITECTURE.md as keys."""
+"""The Harbor-compatible layout of docs/bundle.md#layout as keys."""
 
 from __future__ import annotations
 

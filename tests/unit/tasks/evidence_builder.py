@@ -1,4 +1,4 @@
-"""Builds buzz-evidence.json v1 snapshots (§5.1) for verifier fixtures.
+"""Builds buzz-evidence.json v1 snapshots (docs/evidence.md#fields) for verifier fixtures.
 
 Messages are written as the relay returns them (id, pubkey, kind, created_at, content, tags) and
 normalised here exactly as the harness export does: `author`/`author_role` from the identity
@@ -196,7 +196,7 @@ class Snapshot:
 
 
 def dump(evidence: dict[str, Any]) -> str:
-    """The harness's byte format: indent 2, sorted keys, trailing newline (§4.7)."""
+    """The harness's byte format: indent 2, sorted keys, trailing newline (docs/evidence.md#export)."""
     return json.dumps(evidence, indent=2, sort_keys=True) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""Failure classes decide retry vs score vs exclude; the table follows ARCHITECTURE.md."""
+"""Failure classes decide retry vs score vs exclude; the table follows docs/failures.md#classes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`buzz-acp` (stand-in): the agent process the runtime launches per seat (§4.4).
+"""`buzz-acp` (stand-in): the agent process the runtime launches per seat (docs/corridor.md#agent-environment).
 
 The model is a policy folded in (policies.py, `BUZZ_AGENT_MODEL=standin/<policy>`), or, when
 `BUZZ_AGENT_PROVIDER` names a real provider (openai, anthropic), an HTTP model endpoint called the
@@ -33,7 +33,7 @@ SHUTDOWN_GRACE_S = 1.0
 HELP = """usage: buzz-acp [--help | --version]
 
 The stand-in buzz-acp: one agent seat on a Buzz relay, configured by its environment as the
-runtime launches it (§4.4): BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY, BUZZ_AUTH_TAG, BUZZ_ACP_CHANNELS,
+runtime launches it (docs/corridor.md#agent-environment): BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY, BUZZ_AUTH_TAG, BUZZ_ACP_CHANNELS,
 BUZZ_AGENT_MODEL (standin/<policy>), BUZZ_ACP_SYSTEM_PROMPT_FILE, BUZZ_ACP_SUBSCRIBE, RUST_LOG.
 Exits 0 after SIGTERM/SIGINT, 1 when the relay is lost, 2 on bad configuration."""
 

@@ -42,7 +42,7 @@ class Bridge(Tools):
         self.log = log
         # The real buzz-agent is its own process with its own logging defaults, and its handoff
         # lines reach the seat's log under the runtime's default RUST_LOG (the ledger parses
-        # them from real trials, §5.5). RUST_LOG comes first so an explicit buzz_agent directive
+        # them from real trials, docs/accounting.md#log-lines). RUST_LOG comes first so an explicit buzz_agent directive
         # still wins over the default.
         self.agent_log = Logger(EnvFilter(f"{config.rust_log or ''},{AGENT_LOG_DEFAULT}"), log.stream)
         self.team: Team = parse_team(config.system_prompt)

@@ -1,4 +1,4 @@
-"""`buzz` (stand-in CLI): the §9.3 subcommands the agents and harness use, JSON on stdout.
+"""`buzz` (stand-in CLI): the subcommands the agents and harness use (docs/relay-protocol.md#cli), JSON on stdout.
 
 Configured like the real CLI by BUZZ_RELAY_URL (ws:// or http://, the same relay either way),
 BUZZ_PRIVATE_KEY (hex or nsec) and BUZZ_AUTH_TAG. It speaks the websocket protocol only (no

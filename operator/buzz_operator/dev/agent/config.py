@@ -1,4 +1,4 @@
-"""buzz-acp's configuration, read only from the environment the runtime sets (§4.4)."""
+"""buzz-acp's configuration, read only from the environment the runtime sets (docs/corridor.md#agent-environment)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .nostr import Keys, parse_auth_tag
 from .usage import handoff_threshold
 
-DEFAULT_MAX_TURN_S = 7200.0  # buzz-acp's own defaults when the runtime sets none (§4.4)
+DEFAULT_MAX_TURN_S = 7200.0  # buzz-acp's own defaults when the runtime sets none (docs/corridor.md#agent-environment)
 DEFAULT_IDLE_S = 900.0
 DEFAULT_HANG_S = 30.0
 _PROVIDER_KEYS = {"openai": "OPENAI_COMPAT_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}

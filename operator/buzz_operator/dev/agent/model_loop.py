@@ -10,7 +10,7 @@ as buzz-acp logs buzz-agent's usage notifications (`acp::usage`), so the ledger 
 endpoint's numbers and nothing the stand-in estimated.
 
 One usage line per turn, at its end, not one per response as buzz-agent sends them: the runtime
-stops the seats at the first usage line after `DONE:` (§4.6 settle), and a per-response line
+stops the seats at the first usage line after `DONE:` (docs/corridor.md#usage-settle settle), and a per-response line
 would let it stop them before the turn's last response is billed — the endpoint would have served
 tokens no receipt holds.
 """

@@ -1,4 +1,4 @@
-"""What a seat learns about itself from its composed system prompt (§4.4 "## Your team" block):
+"""What a seat learns about itself from its composed system prompt (docs/corridor.md#system-prompt "## Your team" block):
 its own name, the user it reports to, and its teammates. A real model reads the same text."""
 
 from __future__ import annotations

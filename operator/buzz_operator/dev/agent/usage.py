@@ -1,4 +1,4 @@
-"""Token accounting for the stand-in, in the real stack's log formats (§5.5).
+"""Token accounting for the stand-in, in the real stack's log formats (docs/accounting.md#log-lines).
 
 With a model endpoint the session is billed what the endpoint reports (`Session.bill`). With the
 folded-in model the counts are computed: tokens are bytes // 4 of what the "model" reads and

@@ -1,4 +1,4 @@
-"""What each accepted kind does to relay state (§9.1). Runs inside one transaction per event,
+"""What each accepted kind does to relay state (docs/relay-protocol.md#kinds). Runs inside one transaction per event,
 serialised per channel by an advisory lock, so concurrent membership edits cannot lose a row of
 the regenerated 39002 list. Returns the events to deliver live: the event itself plus the
 relay-signed state it caused."""
@@ -226,7 +226,7 @@ async def _create(conn: asyncpg.Connection, relay: Keypair, event: dict[str, Any
         channel_id, name, channel_type, visibility, _tag(event, "about") or None, event["pubkey"],
         _ttl(_tag(event, "ttl")),
     )
-    # the creator owns the channel (create-channel task grading expects role `owner`, §8.3)
+    # the creator owns the channel (create-channel task grading expects role `owner`, tasks/README.md#verifiers)
     await conn.execute(
         "INSERT INTO relay.members (channel_id, pubkey, role) VALUES ($1,$2,'owner')", channel_id, event["pubkey"]
     )
@@ -293,7 +293,7 @@ async def _edit(
     conn: asyncpg.Connection, relay: Keypair, event: dict[str, Any], channel: dict[str, Any],
     actor_role: str | None,
 ) -> Outcome:
-    # Members may archive: the seed's teardown archives as the orchestrator, a plain member (§3.6)
+    # Members may archive: the seed's teardown archives as the orchestrator, a plain member (docs/tenant.md#teardown)
     if actor_role is None:
         raise Rejected("restricted: only channel members may edit the channel")
     if await conn.fetchval("SELECT 1 FROM relay.events WHERE id = $1", event["id"]):
@@ -347,7 +347,7 @@ async def _delete(
 
 
 async def sweep_expired(conn: asyncpg.Connection, relay: Keypair) -> list[Delivery]:
-    """Archive TTL channels whose deadline passed without activity (§9.1 `ttl`)."""
+    """Archive TTL channels whose deadline passed without activity (docs/relay-protocol.md#kinds `ttl`)."""
     ids = await conn.fetch(
         "SELECT id FROM relay.channels WHERE archived_at IS NULL AND deleted_at IS NULL "
         "AND ttl_seconds IS NOT NULL AND last_activity_at + make_interval(secs => ttl_seconds) < now()"

@@ -1,5 +1,5 @@
 """Configuration of the development relay, from the same environment names the Buzz relay reads
-(§9.2, §10): RELAY_URL, RELAY_OWNER_PUBKEY, BUZZ_RELAY_PRIVATE_KEY, DATABASE_URL, BUZZ_BIND — and, to
+(docs/relay-protocol.md#relay-settings, docs/relay-protocol.md#relay-settings): RELAY_URL, RELAY_OWNER_PUBKEY, BUZZ_RELAY_PRIVATE_KEY, DATABASE_URL, BUZZ_BIND — and, to
 serve wss:// itself (the development stand-in for a relay behind TLS, docs/relay-urls.md),
 BUZZ_TLS_CERT_FILE and BUZZ_TLS_KEY_FILE: a PEM certificate chain and its private key."""
 

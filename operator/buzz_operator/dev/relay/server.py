@@ -1,5 +1,5 @@
 """The development relay: a Buzz-compatible NIP-01/NIP-42/NIP-29-style websocket relay backed by
-Postgres, enough to run benchmark trials against (§9). Host-header tenancy, AUTH before anything,
+Postgres, enough to run benchmark trials against (docs/relay-protocol.md). Host-header tenancy, AUTH before anything,
 NIP-OA admission by the relay owner, channel kinds with relay-signed state, REQ with live
 delivery, and `GET /_readiness`. Every bad input is answered, never raised:
 `OK false` / `CLOSED` / `NOTICE` with a NIP-01 machine prefix."""
@@ -74,7 +74,7 @@ class Relay:
             return connection.respond(status, "ok\n" if ok else "database unavailable\n")
         host = request.headers.get("Host", "")
         if normalize_host(host) != self.authority:
-            # unknown tenant fails closed, before the websocket upgrade (§9.2)
+            # unknown tenant fails closed, before the websocket upgrade (docs/relay-protocol.md#tenancy)
             log.info("unknown host refused", extra={"fields": {"host": host[:200]}})
             return connection.respond(HTTPStatus.NOT_FOUND, "unknown relay host\n")
         return None
@@ -184,7 +184,7 @@ class Relay:
         return None
 
     def _admitted(self, event: dict[str, Any], *, for_auth: bool = False) -> bool:
-        """The owner itself, or an identity carrying a valid NIP-OA tag from the owner (§9.2).
+        """The owner itself, or an identity carrying a valid NIP-OA tag from the owner (docs/relay-protocol.md#auth).
         Tag conditions (`kind=…`, `created_at…`) restrict what the identity may publish, so
         they are evaluated against each published event, not against the AUTH event."""
         if event["pubkey"] == self.config.owner_pubkey:

@@ -1,4 +1,4 @@
-"""Relay-signed channel state (§9.1): kind 39000 metadata, 39001 admins, 39002 members. They are
+"""Relay-signed channel state (docs/relay-protocol.md#kinds): kind 39000 metadata, 39001 admins, 39002 members. They are
 regenerated after every change and replace the previous version (keyed by kind + `d`)."""
 
 from __future__ import annotations

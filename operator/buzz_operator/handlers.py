@@ -33,10 +33,10 @@ from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
-from buzz_operator.trial import runtime_regrade
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
+from buzz_operator.trial.steps import regrade as regrade_step
 
 FINALIZER = f"{GROUP}/finalizer"
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
@@ -161,7 +161,7 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 @kopf.timer(GROUP, VERSION, TRIALS, interval=REGRADE_INTERVAL_S, annotations={labels.REGRADE: kopf.PRESENT})
 async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """spec.regrade, on a finished trial its sweep annotated: the verifier once more on the
-    recorded evidence (trial.runtime_regrade); done when status.regrade names the generation."""
+    recorded evidence (trial/steps/regrade.py); done when status.regrade names the generation."""
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
     wanted = str(body.metadata.annotations.get(labels.REGRADE, ""))
     if not wanted.isdigit() or not trial_runtime.settled(status):
@@ -171,7 +171,7 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     name, namespace = body.metadata.name, body.metadata.namespace
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-        new = await runtime_regrade.regrade(ctx, status, int(wanted))
+        new = await regrade_step.regrade(ctx, status, int(wanted))
         patch = escapes.with_recovery(body.get("status"), status_patch(status, new), _now())
         await _patch_status(memo, body, TRIALS, patch)
     except Exception as error:

@@ -1,5 +1,5 @@
 """The operator's own composition of a trial's config.json and result.json
-(trial/runtime_bundle.py: `_job_config`, `_config`, `_result`), fed with a sweep the operator's
+(trial/steps/bundle.py: `_job_config`, `_config`, `_result`), fed with a sweep the operator's
 planning code planned (sweep.planner, sweep.trialspec, sweep.lock) and its config.json read back
 from a FileStore, then read by Harbor's own code — for every way a trial ends that changes what
 result.json says. The sweep_builder-made sweeps of test_harbor_reads.py mirror this path; this
@@ -26,8 +26,8 @@ from buzz_operator.storage.layout import sweep_config_key
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.trialspec import build_trial_spec
-from buzz_operator.trial import runtime_bundle
 from buzz_operator.trial.stack_install import manifest_digest
+from buzz_operator.trial.steps import bundle as bundle_step
 
 from tests.support.harbor_venv import harbor_check, problems
 
@@ -59,7 +59,7 @@ def _status(attempt: int) -> BuzzTrialStatus:
 
 
 def _context(store: FileStore, planned: Any, spec: Any, task: Any, index: int) -> SimpleNamespace:
-    # the TrialContext fields runtime_bundle's composition reads; the rest is the pod's
+    # the TrialContext fields the bundle step's composition reads; the rest is the pod's
     return SimpleNamespace(
         name=planned.name, uid=f"00000000-0000-4000-8000-{index:012d}", spec=spec,
         manifest=MANIFEST, endpoints=ENDPOINTS, task=task, store=store, store_url=store.url,
@@ -95,10 +95,10 @@ def test_harbor_reads_what_the_operator_composes(dataset_written: bool, tmp_path
         trial_dir = tmp_path / "store" / sweep / planned.name
         trial_dir.mkdir(parents=True)
         accounting = collect_accounting(trial_dir, ctx.seats, MANIFEST.prices)
-        job = asyncio.run(runtime_bundle._job_config(ctx))  # type: ignore[arg-type]
-        trial_config = runtime_bundle._config(ctx, job)  # type: ignore[arg-type]
+        job = asyncio.run(bundle_step._job_config(ctx))  # type: ignore[arg-type]
+        trial_config = bundle_step._config(ctx, job)  # type: ignore[arg-type]
         # the stack record result.json carries in agent_result.metadata (Harbor's free-form dict)
-        result = runtime_bundle._result(ctx, _status(planned.attempt), accounting, {}, trial_config, T0,  # type: ignore[arg-type]
+        result = bundle_step._result(ctx, _status(planned.attempt), accounting, {}, trial_config, T0,  # type: ignore[arg-type]
                                         stack_record(STACK, DIGESTS))
         (trial_dir / "config.json").write_text(json.dumps(trial_config, indent=2, sort_keys=True))
         (trial_dir / "result.json").write_text(json.dumps(result, indent=4))

@@ -285,7 +285,7 @@ def test_the_trial_documents_name_the_task_as_harbor_does(tmp_path: Path) -> Non
     from buzz_operator.sweep.lock import sweep_config, sweep_lock
     from buzz_operator.sweep.planner import plan_trials
     from buzz_operator.sweep.trialspec import build_trial_spec
-    from buzz_operator.trial import runtime_bundle
+    from buzz_operator.trial.steps import bundle as bundle_step
 
     from tests.harbor.test_operator_documents import DIGESTS, MANIFEST, SPEC, STACK, T0, _context, _status
     from tests.support.harbor_venv import harbor_check, problems
@@ -304,9 +304,9 @@ def test_the_trial_documents_name_the_task_as_harbor_does(tmp_path: Path) -> Non
     ctx = _context(store, planned, trial_spec, task, 0)
     trial_dir = tmp_path / "store" / sweep / planned.name
     trial_dir.mkdir(parents=True)
-    job = asyncio.run(runtime_bundle._job_config(ctx))  # type: ignore[arg-type]
-    trial_config = runtime_bundle._config(ctx, job)  # type: ignore[arg-type]
-    result = runtime_bundle._result(ctx, _status(1), collect_accounting(trial_dir, ctx.seats, MANIFEST.prices), {},  # type: ignore[arg-type]
+    job = asyncio.run(bundle_step._job_config(ctx))  # type: ignore[arg-type]
+    trial_config = bundle_step._config(ctx, job)  # type: ignore[arg-type]
+    result = bundle_step._result(ctx, _status(1), collect_accounting(trial_dir, ctx.seats, MANIFEST.prices), {},  # type: ignore[arg-type]
                                     trial_config, T0, stack_record(STACK, DIGESTS))  # fmt: skip
     (trial_dir / "config.json").write_text(json.dumps(trial_config, indent=2, sort_keys=True))
     (trial_dir / "result.json").write_text(json.dumps(result, indent=4))

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
-from buzz_operator.trial import runtime_bundle, runtime_grade, runtime_launch, runtime_run
 from buzz_operator.trial.adopt import adopted_status
 from buzz_operator.trial.failures import StepFailure, classify_reason, exception_reason
 from buzz_operator.trial.runtime_context import TrialContext
@@ -29,17 +28,18 @@ from buzz_operator.trial.state import (
     released,
     seconds_until_ready,
 )
+from buzz_operator.trial.steps import bundle, collect, grade, launch, provision, run, teardown
 
 log = logging.getLogger(__name__)
 
 Step = Callable[[TrialContext, BuzzTrialStatus], Awaitable[Fact]]
 STEPS: dict[Phase, Step] = {
-    Phase.PROVISIONING: runtime_launch.provision,
-    Phase.LAUNCHING: runtime_launch.launch,
-    Phase.RUNNING: runtime_run.run,
-    Phase.COLLECTING: runtime_grade.collect,
-    Phase.GRADING: runtime_grade.grade,
-    Phase.BUNDLING: runtime_bundle.bundle,
+    Phase.PROVISIONING: provision.provision,
+    Phase.LAUNCHING: launch.launch,
+    Phase.RUNNING: run.run,
+    Phase.COLLECTING: collect.collect,
+    Phase.GRADING: grade.grade,
+    Phase.BUNDLING: bundle.bundle,
 }
 # Steps without a deadline of their own in the spec (provisioning talks to relay and Postgres).
 PROVISION_S = 120.0
@@ -55,7 +55,7 @@ def _deadline_s(ctx: TrialContext, phase: Phase) -> float | None:
         Phase.LAUNCHING: float(d.schedule_seconds + d.setup_seconds),
         # the run bounds its own DONE wait by agentSeconds; settle and stop follow it
         Phase.RUNNING: None,
-        Phase.COLLECTING: float(d.collect_seconds) + runtime_grade.VERIFIER_DEPS_DEADLINE_S,
+        Phase.COLLECTING: float(d.collect_seconds) + collect.VERIFIER_DEPS_DEADLINE_S,
         Phase.GRADING: float(d.verifier_seconds + 60),
         Phase.BUNDLING: float(d.upload_seconds),
     }[phase]
@@ -76,7 +76,7 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
         if any(c.type == RELEASED for c in status.conditions):
             return status
         try:
-            await runtime_bundle.teardown(ctx, status)
+            await teardown.teardown(ctx, status)
         except Exception as error:  # relay or API down: stay unreleased and try again, never crash the daemon
             log.warning("trial %s: teardown failed, retrying in %.0fs: %s", ctx.name, TEARDOWN_RETRY_S, error)
             await asyncio.sleep(TEARDOWN_RETRY_S)
@@ -103,7 +103,7 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
 async def _committed(ctx: TrialContext) -> tuple[str, dict] | None:
     # Unreadable storage here is not a reason to fail: the try runs, and bundling will tell.
     try:
-        return await runtime_bundle.committed_result(ctx)
+        return await bundle.committed_result(ctx)
     except (StepFailure, ValueError) as error:
         log.warning("trial %s: cannot tell whether a bundle is committed: %s", ctx.name, error)
         return None
@@ -114,7 +114,7 @@ async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailu
         # This try is abandoned (a fresh one follows, or the trial ends): keep what it left first.
         try:
             async with asyncio.timeout(float(ctx.spec.deadlines.upload_seconds)):
-                failure.bundle_url = await runtime_bundle.keep_try(ctx, status, failure)
+                failure.bundle_url = await bundle.keep_try(ctx, status, failure)
         except Exception as error:  # the storage may be what failed; the record says so below
             log.warning("trial %s: keeping the evidence of try %d failed: %s", ctx.name, status.retries, error)
     new = fail(status, failure, now(), retry=ctx.spec.retry, spend=getattr(failure, "spend", None))
@@ -123,7 +123,7 @@ async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailu
         # release them now: archive the channel, free the node. Best effort — the new try
         # must not wait on a relay that may be the reason this one failed.
         try:
-            await runtime_bundle.release_try(ctx, status)
+            await teardown.release_try(ctx, status)
         except Exception as error:  # any failure here is logged; the new try goes ahead
             log.warning("trial %s: releasing try %d failed: %s", ctx.name, status.retries, error)
     return new
@@ -131,7 +131,7 @@ async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailu
 
 async def release(ctx: TrialContext, status: BuzzTrialStatus) -> None:
     """Teardown outside the corridor (the trial is being deleted): archive, delete pods/Secrets."""
-    await runtime_bundle.teardown(ctx, status)
+    await teardown.teardown(ctx, status)
 
 
 def settled(status: BuzzTrialStatus) -> bool:

@@ -23,6 +23,8 @@ from buzz_operator.condition.paths import (
 )
 
 STATE_DIR = f"{REMOTE_ROOT}/state"  # what the runtime recorded in the pod (pids, dispositions)
+# in STATE_DIR: why the evidence could not be exported (collect writes it, bundling keeps it)
+EVIDENCE_ERROR = "buzz-evidence-error.txt"
 VERIFIER_DEPS = ("curl",)
 VERIFIER_DEPS_TIMEOUT_S = 120
 

@@ -5,7 +5,7 @@ in the stack image. Both layouts end in the same place — /opt/buzz/bin/{buzz-a
 bundle at /opt/buzz/ca-certificates.crt, logs/ and prompts/ writable by any user — and both
 write /opt/buzz/stack-digests.txt: ``sha256sum`` of every file under bin/, symlinks resolved
 (a link to sprig has sprig's digest), one ``<sha256>  bin/<name>`` line each, sorted by path.
-The corridor reads that file back from the task container (runtime_launch), so what a trial
+The corridor reads that file back from the task container (trial/steps/stack.py, at launch), so what a trial
 records is what its pod ran, not what a tag pointed to when the sweep was planned.
 
 Only POSIX sh and the tools busybox (Alpine, the sprig image) and coreutils (Debian, the

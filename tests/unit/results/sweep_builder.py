@@ -3,7 +3,7 @@ manifest (manifests/standin-team.yaml), seat logs the ledger parses, ``collect_a
 ``write_bundle``, evidence messages normalised by ``relay.evidence``, the sweep's and each trial's
 Harbor ``config.json`` from ``sweep.lock`` and ``ledger.harbor_config``, Harbor's ``result.json``
 from ``ledger.harbor_result`` (the orchestrator's model, failure reasons under Harbor's names),
-uploaded with ``storage.upload_bundle`` (result.json last) — as trial/runtime_bundle.py does.
+uploaded with ``storage.upload_bundle`` (result.json last) — as trial/steps/bundle.py does.
 
 Each ``TrialPlan`` says how its trial ended; the files are what the operator would have
 written for that ending (a launch failure has no agent metadata, a half-finished trial no

@@ -20,9 +20,9 @@ PURE_ROOMS = ("api", "condition", "dataset", "ledger", "results")
 EDGE_MODULES = {
     "sweep": {"runtime", "runtime_dataset", "runtime_inputs", "runtime_registry", "runtime_store",
               "git_fetch"},  # git_fetch dials git servers (dulwich)
-    "trial": {"runtime", "runtime_bundle", "runtime_context", "runtime_grade", "runtime_io", "runtime_keys",
-              "runtime_launch", "runtime_phase", "runtime_regrade", "runtime_relay_ca", "runtime_run",
-              "runtime_setup"},
+    "trial": {"runtime", "runtime_context", "runtime_io", "runtime_keys", "runtime_phase", "runtime_relay_ca",
+              "runtime_setup",
+              "steps"},  # the corridor's steps (trial/steps/), each talks to the pod, relay or store
     "preflight": {"runner"},  # creates the canary, dials the relay and Postgres
     "janitor": {"reaper"},  # lists and deletes pods, Secrets and channels
     "observability": {"logs"},  # kopf's logging integration

@@ -1,6 +1,6 @@
-"""Bundling and teardown (docs/corridor.md#timingjson, docs/bundle.md#agent-bundle, docs/tenant.md#teardown): everything the try left in its pod is
-gathered into the Harbor layout, accounted and secret-scanned by the ledger, uploaded with
-result.json last; then the channel is archived and the pod and Secret deleted.
+"""Bundling (docs/corridor.md#timingjson, docs/bundle.md#agent-bundle): everything the try left in
+its pod is gathered into the Harbor layout, accounted and secret-scanned by the ledger, and
+uploaded with result.json last; a try abandoned on infra keeps its bundle under retries/<n>/.
 
 Bundling reads only from the pod and the relay, so after an operator restart it simply runs
 again; an upload that already committed is left as it is (result.json is never rewritten).
@@ -21,7 +21,7 @@ from buzz_operator.api.stack import StackDigests, stack_record
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome
 from buzz_operator.condition import redact_endpoints
 from buzz_operator.condition.paths import REMOTE_LOGS, REMOTE_PROMPTS
-from buzz_operator.kube import objects, tar
+from buzz_operator.kube import tar
 from buzz_operator.ledger import (
     PhaseTiming,
     SecretScan,
@@ -37,10 +37,9 @@ from buzz_operator.ledger import (
 from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
-from buzz_operator.relay import tenant
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant import actor_secrets
-from buzz_operator.relay.tenant_models import ProvisioningError, TenantSecrets
+from buzz_operator.relay.tenant_models import TenantSecrets
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import bundle_store, upload_attempt, upload_bundle, write_quarantine_pointer
 from buzz_operator.storage.keys import join_key
@@ -56,19 +55,13 @@ from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_grade import EVIDENCE_ERROR
 from buzz_operator.trial.runtime_io import download, recorded
 from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_launch import (
-    installed_stack,
-    read_tenant_secrets,
-    scripted_actors,
-    tenant_of,
-    tenant_request,
-)
-from buzz_operator.trial.runtime_shell import STATE_DIR
+from buzz_operator.trial.runtime_shell import EVIDENCE_ERROR, STATE_DIR
 from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
 from buzz_operator.trial.state import Bundled
+from buzz_operator.trial.steps.stack import installed_stack
+from buzz_operator.trial.steps.tenant import read_tenant_secrets, scripted_actors, tenant_of
 
 EVIDENCE = "buzz-evidence.json"
 
@@ -310,27 +303,3 @@ async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFail
         with contextlib.suppress(storage_errors.AlreadyCommitted):
             await upload_attempt(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
     return _url(ctx, join_key(quarantine or "", retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1)))
-
-
-async def _archive(ctx: TrialContext, retry: int) -> None:
-    try:
-        handle, secrets = await tenant.provision(ctx.relay, tenant_request(ctx, retry))
-        await tenant.teardown(ctx.relay, handle, secrets)
-    except ProvisioningError as exc:
-        raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
-
-
-async def release_try(ctx: TrialContext, status: BuzzTrialStatus) -> None:
-    """One try's channel archived and its pod deleted (its Secret goes with the trial)."""
-    await _archive(ctx, status.retries)
-    await objects.delete_pod(ctx.kube, ctx.namespace, ctx.pod(status.retries), grace_seconds=0)
-
-
-async def teardown(ctx: TrialContext, status: BuzzTrialStatus) -> None:
-    """Archive the channel (never delete events), then delete every try's pod and Secret."""
-    if status.trial_id:
-        await _archive(ctx, status.retries)
-    for retry in range(status.retries + 1):
-        await objects.delete_pod(ctx.kube, ctx.namespace, ctx.pod(retry), grace_seconds=0)
-        await objects.delete_secret(ctx.kube, ctx.namespace, ctx.secret(retry))
-

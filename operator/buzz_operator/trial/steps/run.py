@@ -32,9 +32,9 @@ from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import follow, record, sh
-from buzz_operator.trial.runtime_launch import read_tenant_secrets, tenant_of
 from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_SEATS, read_logs, seats_alive
 from buzz_operator.trial.state import Ran
+from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
 LIVENESS_EVERY_S = 10.0  # the seed probed every 10th one-second poll
 FOLLOW_AGAIN_S = 1.0  # before following a seat's log again after its stream broke

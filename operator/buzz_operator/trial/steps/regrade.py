@@ -1,6 +1,6 @@
 """spec.regrade: the verifier of a finished trial run again on the evidence its bundle recorded —
 in a grading pod of the task image (never in the operator: verifiers are task code), with the
-very grade step the corridor uses. The committed bundle is never rewritten; the new verifier
+very verifier procedure the grade step uses (trial/steps/verifier.py). The committed bundle is never rewritten; the new verifier
 output goes to regrades/<generation>/, and the trial's reward becomes the regraded one.
 
 Only tasks graded on Buzz evidence ([buzz] native + requires_evidence) can be regraded: the
@@ -25,11 +25,11 @@ from buzz_operator.storage.bundle import bundle_store
 from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, regrade_prefix, trial_prefix
 from buzz_operator.storage.prefixed import PrefixedStore
-from buzz_operator.trial import runtime_grade
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.podspec import build_grading_pod, grading_network, grading_pod_name
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import download, upload_files
+from buzz_operator.trial.steps import verifier
 
 EVIDENCE_FILE = "buzz-evidence.json"
 
@@ -74,8 +74,8 @@ async def _grade_in_pod(ctx: TrialContext, status: BuzzTrialStatus, generation: 
             raise StepFailure(state.reason or "PodLost", state.message[:300])
         directory, name = REMOTE_EVIDENCE.rsplit("/", 1)
         await upload_files(ctx, pod, directory, {name: evidence})
-        graded = await runtime_grade.grade(ctx, status.model_copy(update={"pod": pod}))
-        files = await download(ctx, pod, runtime_grade.VERIFIER_DIR)
+        graded = await verifier.run_tests(ctx, pod)
+        files = await download(ctx, pod, verifier.VERIFIER_DIR)
     finally:
         await objects.delete_pod(ctx.kube, ctx.namespace, pod, grace_seconds=0)
     return status.model_copy(update={"reward": graded.reward, "rewards": dict(graded.rewards)}), files

@@ -1,0 +1,25 @@
+"""What stack a try's agents run: the digests the pod's stack init container wrote, read back
+from the task container (trial/stack_install.py writes and parses them).
+
+Not a step: launch records them, and bundling reads them again when launch failed after the
+install.
+"""
+
+from __future__ import annotations
+
+from buzz_operator.api.stack import StackDigests
+from buzz_operator.trial.failures import StepFailure
+from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.runtime_io import sh
+from buzz_operator.trial.stack_install import READ_MANIFEST, ManifestError, parse_manifest
+
+
+async def installed_stack(ctx: TrialContext, pod: str) -> StackDigests:
+    """What this try's agents will run, whatever the image's tag points to by now."""
+    listed = await sh(ctx, pod, READ_MANIFEST)
+    if not listed.ok:
+        raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {listed.exit_code}")
+    try:
+        return parse_manifest(listed.text())
+    except ManifestError as exc:
+        raise StepFailure("StackInstallFailed", str(exc)[:300]) from exc

@@ -1,0 +1,66 @@
+"""The task's verifier run in a pod: tests/test.sh copied in, run under the verifier timeout,
+its output checked for a health marker (docs/failures.md#verifier-health) and its reward read
+back as Harbor reads it.
+
+Not a step: grading runs it in the trial pod, regrading in a grading pod of the task image —
+the very same procedure, so a regrade grades as the corridor did.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+from buzz_operator.kube import tar
+from buzz_operator.ledger import read_rewards
+from buzz_operator.ledger.verdict import verifier_output_broken
+from buzz_operator.trial.failures import StepFailure
+from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.runtime_io import download, sh, upload_files
+from buzz_operator.trial.runtime_shell import run_verifier
+from buzz_operator.trial.state import Graded
+
+TESTS_DIR = "/tests"
+VERIFIER_DIR = "/logs/verifier"
+
+
+def _numeric(rewards: dict[str, object]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in rewards.items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            out[key] = float(value)
+    return out
+
+
+async def run_tests(ctx: TrialContext, pod: str) -> Graded:
+    await upload_files(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir))
+    seconds = ctx.spec.deadlines.verifier_seconds
+    try:
+        ran = await sh(ctx, pod, run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
+    except TimeoutError as exc:
+        raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
+    if ran.last_line() in ("exit 124", "exit 137"):
+        raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s")
+    files = await download(ctx, pod, VERIFIER_DIR)
+    if verifier_output_broken(files.get("test-stdout.txt", b"").decode("utf-8", errors="replace")):
+        raise StepFailure("VerifierBroken", "verifier output carries a health marker (docs/failures.md#verifier-health)")
+    with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
+        tar.write_tree(files, Path(scratch))
+        try:
+            rewards = _numeric(read_rewards(Path(scratch)))
+        except Exception as exc:  # Harbor's reward errors, each named in the message
+            reason = "RewardMissing" if "no reward file" in str(exc) else "RewardInvalid"
+            raise StepFailure(reason, f"{type(exc).__name__}: {exc}"[:300]) from exc
+    if "reward" not in rewards:
+        raise StepFailure("RewardInvalid", "the verifier wrote no numeric `reward`")
+    return Graded(reward=rewards["reward"], rewards=rewards)
+
+
+def _tests_files(tests_dir: Path) -> dict[str, bytes | tuple[bytes, int]]:
+    files: dict[str, bytes | tuple[bytes, int]] = {}
+    for path in sorted(tests_dir.rglob("*")):
+        if path.is_file():
+            mode = 0o755 if path.stat().st_mode & 0o111 or path.suffix == ".sh" else 0o644
+            files[path.relative_to(tests_dir).as_posix()] = (path.read_bytes(), mode)
+    return files

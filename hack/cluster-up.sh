@@ -28,6 +28,8 @@ for p in $API_PORT:kube-apiserver $ETCD_PORT:etcd $ETCD_PEER_PORT:etcd 10250:kub
          10257:kube-controller-manager 10259:kube-scheduler 10256:kube-proxy 10249:kube-proxy 20244:kube-router; do
   port_free "${p%%:*}" "${p#*:}"
 done
+# before any component dials out, so none takes a service port as its own (hack/lib.sh)
+reserve_ports "$PG_PORT" "$S3_PORT"
 ip link show "$BR" >/dev/null 2>&1 && die "network bridge $BR already exists (a stack started by someone else?); run 'make cluster-down' or set BUZZ_BRIDGE"
 need_disk "$RUN" 1000 "the cluster"
 HOST_IP=$(host_ip); [ -n "$HOST_IP" ] || die "cannot find this machine's primary IPv4 address (ip route get failed)"

@@ -39,6 +39,20 @@ need_disk() {  # need_disk DIR MB WHAT
   [ "$free" -ge "$2" ] || die "$3 needs ${2} MB free under $1 but only ${free} MB are free; free some disk (or set BUZZ_CACHE to a bigger disk) and retry"
 }
 
+# reserve_ports PORT...: keep the kernel from handing the services' fixed ports to outgoing
+# connections. PG_PORT and S3_PORT lie inside the ephemeral range (32768-60999): a kubelet
+# connection to the apiserver was once given 127.0.0.1:59000 and the S3 server then could not
+# bind it ("Address already in use" with nothing listening). Idempotent; a no-op without root.
+reserve_ports() {
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur p
+  [ -w "$f" ] || return 0
+  cur=$(cat "$f")
+  for p in "$@"; do
+    case ",$cur," in *",$p,"*) ;; *) cur=${cur:+$cur,}$p ;; esac
+  done
+  echo "$cur" >"$f"
+}
+
 # port_free PORT NAME: refuse to start when something else already listens there
 port_free() {
   if ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; then

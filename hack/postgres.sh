@@ -13,6 +13,7 @@ up)
   need_root
   [ -n "$PGBIN" ] || die "PostgreSQL server binaries not found; run hack/deps.sh (Debian package postgresql)"
   if running; then exit 0; fi
+  reserve_ports "$PG_PORT"
   port_free "$PG_PORT" postgres
   need_disk "$RUN" 200 "PostgreSQL"
   mkdir -p "$D"; chown postgres:postgres "$D"; chmod 700 "$D"

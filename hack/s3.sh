@@ -55,6 +55,7 @@ up() {
   local old
   if old=$(server_pid); then log "replacing unresponsive S3 server pid $old"; stop_pid "$old"; fi
   rm -f "$PIDF"
+  reserve_ports "$S3_PORT"
   port_free "$S3_PORT" "the S3 test server"
   ensure_venv
   # setsid: the server outlives this script and must not get the caller's terminal signals.

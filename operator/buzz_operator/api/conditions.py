@@ -25,35 +25,20 @@ def set_condition(
     """A new list with ``type_`` set; other conditions keep their order and values."""
     if isinstance(status, bool):
         status = ConditionStatus.TRUE if status else ConditionStatus.FALSE
+    def entry(since: datetime) -> Condition:
+        return Condition(type=type_, status=status, reason=reason, message=message,
+                         last_transition_time=since, observed_generation=generation)
+
     result: list[Condition] = []
     replaced = False
     for condition in conditions:
         if condition.type != type_:
             result.append(condition)
             continue
-        moved = condition.status != status
-        result.append(
-            Condition(
-                type=type_,
-                status=status,
-                reason=reason,
-                message=message,
-                last_transition_time=now if moved else condition.last_transition_time,
-                observed_generation=generation,
-            )
-        )
+        result.append(entry(now if condition.status != status else condition.last_transition_time))
         replaced = True
     if not replaced:
-        result.append(
-            Condition(
-                type=type_,
-                status=status,
-                reason=reason,
-                message=message,
-                last_transition_time=now,
-                observed_generation=generation,
-            )
-        )
+        result.append(entry(now))
     return result
 
 

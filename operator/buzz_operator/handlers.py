@@ -23,13 +23,13 @@ import kopf
 from buzz_operator.api import escapes, labels
 from buzz_operator.api.common import GROUP, SWEEPS, TRIALS, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.observability import events, logs, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
-from buzz_operator.sweep.runtime_inputs import InputError
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime

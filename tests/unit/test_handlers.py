@@ -11,7 +11,7 @@ from typing import Any
 import kopf
 import pytest
 from buzz_operator import handlers
-from buzz_operator.sweep.runtime_inputs import InputError
+from buzz_operator.inputs.errors import InputError
 
 KEY = "ef" * 32
 

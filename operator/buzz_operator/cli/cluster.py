@@ -16,9 +16,9 @@ from kubernetes_asyncio.config import ConfigException
 from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import SWEEP
 from buzz_operator.cli.exits import fail, unreachable
+from buzz_operator.inputs.resolve import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube, connect
-from buzz_operator.sweep.runtime_inputs import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
 
 # A CLI must not hang on a dead API server: every request gets this long
 REQUEST_TIMEOUT = 15.0

@@ -21,6 +21,8 @@ from buzz_operator.api.common import TRIALS
 from buzz_operator.api.naming import label_value
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialStatus
+from buzz_operator.inputs import datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.janitor import orphans
 from buzz_operator.janitor.orphans import LiveTrial
 from buzz_operator.kube import objects, resources
@@ -28,8 +30,6 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay import tenant
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.storage import StorageError
-from buzz_operator.sweep import runtime_dataset
-from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.trial.state import RELEASED, is_terminal
 
@@ -76,8 +76,8 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
     namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
     try:
         spec = BuzzSweepSpec.model_validate(sweep.get("spec") or {})
-        target = await inputs.relay_target(kube, namespace, spec)
-    except (ValidationError, inputs.InputError):
+        target = await resolve.relay_target(kube, namespace, spec)
+    except (ValidationError, InputError):
         return []  # the sweep's own reconcile reports what is wrong with it
     try:
         conn = await asyncpg.connect(target.pg_dsn, timeout=10)
@@ -121,9 +121,9 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
 async def _task_names(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> list[str]:
     """The sweep's task names, read as its reconcile reads them (any dataset source)."""
     try:
-        store = await inputs.open_sweep_store(kube, namespace, spec)
-        return [t.name for t in (await runtime_dataset.load_tasks(kube, namespace, spec, store))[1]]
-    except (inputs.InputError, StorageError, ValueError):
+        store = await resolve.open_sweep_store(kube, namespace, spec)
+        return [t.name for t in (await datasets.load_tasks(kube, namespace, spec, store))[1]]
+    except (InputError, StorageError, ValueError):
         return []  # trials that still exist are covered by name; the sweep's reconcile reports the rest
 
 

@@ -28,6 +28,8 @@ from buzz_operator.api.stack import StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus, PreflightStatus
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.dataset.task import Task
+from buzz_operator.inputs import resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
@@ -42,7 +44,6 @@ from buzz_operator.relay.nip_oa import compute_auth_tag
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
 from buzz_operator.storage import StorageError
 from buzz_operator.storage.store import ObjectStore
-from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.trial.podspec import grading_labels, grading_network
 from buzz_operator.trial.runtime_phase import RelabelError, relabel
 from buzz_operator.trial.runtime_shell import (
@@ -110,8 +111,8 @@ def _short(error: BaseException) -> str:
 async def check_relay(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> tuple[list[CheckResult], RelayTarget | None]:
     """Readiness (docs/tenant.md#teardown) and whether the owner key in the Secret is the one the relay admits."""
     try:
-        target = await inputs.relay_target(kube, namespace, spec)
-    except inputs.InputError as error:
+        target = await resolve.relay_target(kube, namespace, spec)
+    except InputError as error:
         return [failed(checks.RELAY, str(error)), skipped(checks.RELAY_OWNER_KEY, "relay target unknown")], None
     try:
         await tenant.healthcheck(target)
@@ -193,8 +194,8 @@ async def check_endpoint_secrets(kube: Kube, namespace: str, spec: BuzzSweepSpec
     if source is None:
         return passed(checks.ENDPOINT_SECRETS, "the condition calls no endpoint")
     try:
-        config, _ = await inputs.load_endpoints(kube, namespace, spec, manifest)
-    except inputs.InputError as error:
+        config, _ = await resolve.load_endpoints(kube, namespace, spec, manifest)
+    except InputError as error:
         return failed(checks.ENDPOINT_SECRETS, str(error))
     wanted = {config[seat.endpoint].api_key_env: seat.endpoint for seat in manifest.roster}
     if source.secret_ref is None:
@@ -241,8 +242,8 @@ async def agent_targets(kube: Kube, namespace: str, spec: BuzzSweepSpec, manifes
         found[checks.RELAY_TARGET] = relay
     if spec.endpoints is not None:
         try:
-            config, _ = await inputs.load_endpoints(kube, namespace, spec, manifest)
-        except inputs.InputError:  # the endpoint-secrets check said why
+            config, _ = await resolve.load_endpoints(kube, namespace, spec, manifest)
+        except InputError:  # the endpoint-secrets check said why
             return found
         found.update(probe.endpoint_targets(config, [seat.endpoint for seat in manifest.roster]))
     return found

@@ -17,14 +17,15 @@ from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
+from buzz_operator.inputs import datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks as preflight_checks
 from buzz_operator.preflight.runner import gate as preflight_gate
 from buzz_operator.storage import ObjectStore, StorageError, StorageUnavailable
 from buzz_operator.storage.bundle import set_aside
-from buzz_operator.sweep import runtime_dataset, runtime_store
-from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
@@ -116,11 +117,11 @@ async def reconcile(
     except ValidationError as error:
         return _invalid(previous, validation_message(error), mine, now, generation)
     try:
-        condition = await inputs.load_condition(kube, namespace, spec)
-        await inputs.load_endpoints(kube, namespace, spec, condition.manifest)
-        store = await inputs.open_sweep_store(kube, namespace, spec)
-        dataset, tasks, origins = await runtime_dataset.load_source(kube, namespace, spec, store)
-    except inputs.InputError as error:
+        condition = await resolve.load_condition(kube, namespace, spec)
+        await resolve.load_endpoints(kube, namespace, spec, condition.manifest)
+        store = await resolve.open_sweep_store(kube, namespace, spec)
+        dataset, tasks, origins = await datasets.load_source(kube, namespace, spec, store)
+    except InputError as error:
         return _invalid(previous, str(error), mine, now, generation)
     manifest = condition.manifest
     if drift := condition_drift(previous.condition_hash, manifest.sha256):

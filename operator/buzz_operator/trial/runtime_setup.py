@@ -15,10 +15,10 @@ from buzz_operator.api.common import SWEEPS
 from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.api.trial import BuzzTrialSpec
+from buzz_operator.inputs import datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
-from buzz_operator.sweep import runtime_dataset
-from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.trial.runtime_context import RelayService, TrialContext
 
 
@@ -26,9 +26,9 @@ async def read_sweep(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
     try:
         sweep = await resources.get(kube, SWEEPS, namespace, name)
     except ApiException as exc:
-        raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP {exc.status})") from exc
+        raise InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP {exc.status})") from exc
     if sweep is None:
-        raise inputs.InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP 404)")
+        raise InputError("spec.sweepName", f"BuzzSweep {name} cannot be read (HTTP 404)")
     return sweep
 
 
@@ -44,16 +44,16 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
     spec = BuzzTrialSpec.model_validate(trial["spec"])
     sweep = await read_sweep(kube, namespace, spec.sweep_name)
     sweep_spec = BuzzSweepSpec.model_validate(sweep["spec"])
-    condition = await inputs.load_condition(kube, namespace, sweep_spec)
+    condition = await resolve.load_condition(kube, namespace, sweep_spec)
     if condition.manifest.sha256 != spec.condition_hash:
-        raise inputs.InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
+        raise InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
     # the keys are read here only to refuse a sweep whose Secret is gone; steps read them again when used
-    endpoints, _ = await inputs.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
-    store = await inputs.open_sweep_store(kube, namespace, sweep_spec)
-    _, tasks = await runtime_dataset.load_tasks(kube, namespace, sweep_spec, store)
+    endpoints, _ = await resolve.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
+    store = await resolve.open_sweep_store(kube, namespace, sweep_spec)
+    _, tasks = await datasets.load_tasks(kube, namespace, sweep_spec, store)
     task = next((t for t in tasks if t.name == spec.task), None)
     if task is None or task.digest != spec.task_digest:
-        raise inputs.InputError("spec.taskDigest", f"task {spec.task} is missing or changed since planning")
+        raise InputError("spec.taskDigest", f"task {spec.task} is missing or changed since planning")
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     return TrialContext(
         kube=kube, namespace=namespace, name=meta["name"], uid=meta["uid"], sweep_uid=sweep["metadata"]["uid"],
@@ -61,8 +61,8 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         endpoints=endpoints, task=task,
         api_key_secret=sweep_spec.endpoints.secret_ref.name if sweep_spec.endpoints and sweep_spec.endpoints.secret_ref
         else None,
-        relay=await inputs.relay_target(kube, namespace, sweep_spec),
+        relay=await resolve.relay_target(kube, namespace, sweep_spec),
         relay_service=relay_service(sweep_spec),
-        store_url=inputs.storage_url(sweep_spec), store=store, quarantine_prefix=inputs.quarantine_prefix(sweep_spec),
+        store_url=resolve.storage_url(sweep_spec), store=store, quarantine_prefix=resolve.quarantine_prefix(sweep_spec),
         workdir=workdir,
     )

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from buzz_operator.api.sweep import DatasetSource
 from buzz_operator.dataset import load_dataset, load_task
-from buzz_operator.sweep import git_fetch, runtime_registry
-from buzz_operator.sweep.runtime_inputs import InputError
+from buzz_operator.inputs import git_datasets, git_fetch
+from buzz_operator.inputs.errors import InputError
 from kopf.testing import KopfRunner
 
 from tests.support import git_server
@@ -104,7 +104,7 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     expected = {name: load_task(work / "tasks" / name).digest for name in ("hello-a", "hello-b")}
 
     before, started = git_fetch.fetch_count(), time.monotonic()
-    by_url = await runtime_registry.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
+    by_url = await git_datasets.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
                                                   cache)
     fetch_s = time.monotonic() - started
     assert git_fetch.fetch_count() == before + 1  # both tasks share one commit: one fetch
@@ -114,54 +114,54 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
                                          "git_commit_id": commit, "source": "tb-mini"}
 
     started = time.monotonic()
-    by_map = await runtime_registry.load_registry(kube, namespace, registry("tb-mini", configMapRef={"name": "tb-registry"}),
+    by_map = await git_datasets.load_registry(kube, namespace, registry("tb-mini", configMapRef={"name": "tb-registry"}),
                                                   cache)
     cached_s = time.monotonic() - started
     assert git_fetch.fetch_count() == before + 1 and by_map == by_url  # 1.0 is Harbor's pick, from the cache
-    older = await runtime_registry.load_registry(kube, namespace, registry("tb-mini@0.9", url=served["registry_url"]),
+    older = await git_datasets.load_registry(kube, namespace, registry("tb-mini@0.9", url=served["registry_url"]),
                                                  cache)
     assert [t.name for t in load_dataset(older.path)] == ["hello-a"] and git_fetch.fetch_count() == before + 1
 
-    head = await runtime_registry.load_package(package(f"{REPO}@main", gitBase=server.git_base), cache)
+    head = await git_datasets.load_package(package(f"{REPO}@main", gitBase=server.git_base), cache)
     assert {t.name for t in load_dataset(head.path)} == {"hello-a", "hello-b"}
     assert {t.name: t.digest for t in load_dataset(head.path)} == expected  # the tasks did not change
     pinned_commit = head.origins["hello-a"]["git_commit_id"]
     assert head.origins["hello-a"]["source"] == f"{server.base.removeprefix('http://').split(':')[0]}/org/tb-mini/tree/{pinned_commit}/tasks"
-    inrepo = await runtime_registry.load_package(package(REPO, gitBase=server.git_base, dataset="inrepo"), cache)
+    inrepo = await git_datasets.load_package(package(REPO, gitBase=server.git_base, dataset="inrepo"), cache)
     assert [t.name for t in load_dataset(inrepo.path)] == ["hello-b"]
     assert inrepo.origins["hello-b"] == {"path": "tasks/hello-b", "git_url": server.repo_url(REPO),
                                          "git_commit_id": pinned_commit, "source": "inrepo"}
 
     # refusals: at once after the registry is read, naming the field and what exists
-    message, seconds = await refused(runtime_registry.load_registry(
+    message, seconds = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mnii@1.0", configMapRef={"name": "tb-registry"}), cache))
     assert message == ("spec.dataset.registry.name: no dataset 'tb-mnii' in ConfigMap tb-registry key registry.json; "
                        "it has: tb-mini, tb-other") and seconds < 0.5, (message, seconds)
-    message, seconds = await refused(runtime_registry.load_registry(
+    message, seconds = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mini@2.0", url=served["registry_url"]), cache))
     assert message.startswith("spec.dataset.registry.name: dataset 'tb-mini' has no version '2.0'")
     assert message.endswith("its versions: 0.9, 1.0") and seconds < 0.5, (message, seconds)
-    message, _ = await refused(runtime_registry.load_package(package(f"{REPO}@v9", gitBase=server.git_base), cache))
+    message, _ = await refused(git_datasets.load_package(package(f"{REPO}@v9", gitBase=server.git_base), cache))
     assert message == (f"spec.dataset.package.name: {server.repo_url(REPO)} has no ref 'v9'; branches: main; "
                        "tags: none"), message
-    message, _ = await refused(runtime_registry.load_package(package(f"{REPO}@sha256:00ff", gitBase=server.git_base),
+    message, _ = await refused(git_datasets.load_package(package(f"{REPO}@sha256:00ff", gitBase=server.git_base),
                                                              cache))
     assert message.startswith("spec.dataset.package.name:") and "Harbor Hub packages" in message
-    message, _ = await refused(runtime_registry.load_package(package(REPO, gitBase=server.git_base, path="nope"),
+    message, _ = await refused(git_datasets.load_package(package(REPO, gitBase=server.git_base, path="nope"),
                                                              cache))
     assert message == f"spec.dataset.package.path: {server.repo_url(REPO)} has no folder 'nope' at {pinned_commit}"
-    message, _ = await refused(runtime_registry.load_registry(
+    message, _ = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mini", configMapRef={"name": "tb-registry", "key": "nope.json"}), cache))
     assert message == "spec.dataset.registry.configMapRef.key: ConfigMap tb-registry has no key 'nope.json'; its keys: registry.json"
 
     # unreachable: the field and the URL
     closed = server.base.rsplit(":", 1)[0] + ":1"
-    message, _ = await refused(runtime_registry.load_registry(
+    message, _ = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mini", url=f"{closed}/registry.json"), cache))
     assert message.startswith(f"spec.dataset.registry.url: cannot read {closed}/registry.json:"), message
-    message, _ = await refused(runtime_registry.load_package(package(REPO, gitBase=f"{closed}/git"), cache))
+    message, _ = await refused(git_datasets.load_package(package(REPO, gitBase=f"{closed}/git"), cache))
     assert message.startswith(f"spec.dataset.package.gitBase: cannot list the refs of {closed}/git/{REPO}.git"), message
-    message, _ = await refused(runtime_registry.load_package(package("org/absent", gitBase=server.git_base), cache))
+    message, _ = await refused(git_datasets.load_package(package("org/absent", gitBase=server.git_base), cache))
     assert "no git repository there" in message and message.startswith("spec.dataset.package.gitBase:"), message
 
     # blob-less, as Harbor's clone: the commit's trees first, then only the asked folder's files
@@ -176,10 +176,10 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     # the cache: with the repository gone from the server the pinned registry still resolves, fetching nothing
     server.delete_repo(REPO, namespace, "git-server")
     fetches = git_fetch.fetch_count()
-    again = await runtime_registry.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
+    again = await git_datasets.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
                                                  cache)
     assert again == by_url and git_fetch.fetch_count() == fetches
-    message, _ = await refused(runtime_registry.load_registry(
+    message, _ = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]), tmp_path / "cold"))
     assert message.startswith("spec.dataset.registry: cannot fetch commit") and server.repo_url(REPO) in message
     with capsys.disabled():
@@ -253,7 +253,7 @@ def test_the_operator_image_fetches_without_git(namespace, served) -> None:  # t
 
     hack("images.sh", "build", "operator")
     url = served["server"].repo_url(REPO)
-    script = ("import shutil\nfrom buzz_operator.sweep.git_fetch import Fetched\n"
+    script = ("import shutil\nfrom buzz_operator.inputs.git_fetch import Fetched\n"
               f"with Fetched({url!r}, {served['commit']!r}) as f:\n"
               "    print(shutil.which('git'), sorted(f.folders_with('tasks', 'task.toml')), len(f.files('tasks/hello-a')))")
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fetch", "namespace": namespace},

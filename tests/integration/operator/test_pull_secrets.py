@@ -15,12 +15,12 @@ from typing import Any
 
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
+from buzz_operator.inputs.datasets import load_tasks
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks, runner
 from buzz_operator.storage.url import open_store
 from buzz_operator.sweep.runtime import DEFAULT_STACK
-from buzz_operator.sweep.runtime_dataset import load_tasks
 
 
 async def _checks(kube: Kube, namespace: str, body: dict[str, Any], store_url: str) -> dict[str, checks.CheckResult]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from buzz_operator.api import escapes
-from buzz_operator.sweep.runtime_inputs import InputError
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.trial.failures import StepFailure
 from kubernetes_asyncio.client.exceptions import ApiException
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 from buzz_operator.api.common import SecretKeyRef
+from buzz_operator.inputs.errors import InputError
+from buzz_operator.inputs.resolve import dsn_problem, owner_key_hex
 from buzz_operator.relay.bech32 import encode_nsec
 from buzz_operator.relay.hosts import handshake_refusal, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER, KeyFormatError, Keypair, secret_key_hex
-from buzz_operator.sweep.runtime_inputs import InputError, dsn_problem, owner_key_hex
 
 KEY = Keypair.from_int(0xC0FFEE).secret_hex  # fixed: xdist workers must collect the same ids
 REF = SecretKeyRef(name="relay-owner", key="owner-key")

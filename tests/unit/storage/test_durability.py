@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.inputs import resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.storage.durability import EPHEMERAL_PATHS_ENV, ephemeral_paths, ephemeral_storage_problem
-from buzz_operator.sweep import runtime_inputs as inputs
 
 POD = ("/tmp", "/work")
 
@@ -44,7 +45,7 @@ async def test_the_sweep_is_refused_naming_spec_storage_url(monkeypatch: pytest.
         "relay": {"url": "ws://localhost:3600", "serviceRef": {"name": "r", "port": 3600},
                   "ownerKeySecretRef": {"name": "o", "key": "k"}, "postgresDsnSecretRef": {"name": "o", "key": "d"}},
     })  # no spec.storage: the default file:///var/lib/buzz-operator/bundles is checked too
-    with pytest.raises(inputs.InputError) as refused:
-        await inputs.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # refused before any API call
+    with pytest.raises(InputError) as refused:
+        await resolve.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # refused before any API call
     assert refused.value.field == "spec.storage.url"
     assert "file:///var/lib/buzz-operator/bundles: the operator's pod has no durable volume" in str(refused.value)

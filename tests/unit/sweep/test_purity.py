@@ -1,8 +1,9 @@
 """The pure rooms stay pure: importing them loads no client, network or framework module.
 
 Every module of a pure room is covered, found on disk, so a new file is guarded the day it is
-added. In the rooms that also hold the edge (sweep, trial, preflight, janitor, observability)
-the I/O modules are named here with why; every other module of those rooms is held pure too.
+added. In the rooms that also hold the edge (inputs, sweep, trial, preflight, janitor,
+observability) the I/O modules are named here with why; every other module of those rooms is
+held pure too.
 relay/, storage/, kube/, dev/, cli/ and handlers.py are the edge and are not held.
 """
 
@@ -18,8 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "buzz_operator"
 PURE_ROOMS = ("api", "condition", "dataset", "ledger", "results")
 # room → its modules that do I/O (the rest of the room is held pure)
 EDGE_MODULES = {
-    "sweep": {"runtime", "runtime_dataset", "runtime_inputs", "runtime_registry", "runtime_store",
-              "git_fetch"},  # git_fetch dials git servers (dulwich)
+    # reads ConfigMaps, Secrets, Services and the store; git_fetch dials git servers (dulwich)
+    "inputs": {"resolve", "datasets", "git_datasets", "git_fetch"},
+    "sweep": {"runtime", "runtime_store"},
     "trial": {"runtime", "runtime_context", "runtime_io", "runtime_keys", "runtime_phase", "runtime_relay_ca",
               "runtime_setup",
               "steps"},  # the corridor's steps (trial/steps/), each talks to the pod, relay or store
@@ -77,5 +79,6 @@ def test_the_edge_modules_named_exist() -> None:
 def test_the_guard_covers_the_rooms_it_names() -> None:
     held = set(pure_modules())
     assert {"buzz_operator.trial.podspec", "buzz_operator.preflight.canary", "buzz_operator.sweep.planner",
-            "buzz_operator.dataset.registry", "buzz_operator.results.statistics"} <= held
-    assert "buzz_operator.sweep.git_fetch" not in held
+            "buzz_operator.dataset.registry", "buzz_operator.results.statistics",
+            "buzz_operator.inputs.errors"} <= held
+    assert "buzz_operator.inputs.git_fetch" not in held

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
-from buzz_operator.sweep import runtime_dataset
-from buzz_operator.sweep import runtime_inputs as inputs
+from buzz_operator.inputs import datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.sweep.runtime import validation_message
 from pydantic import ValidationError
 
@@ -36,13 +36,13 @@ async def refusal(body: dict) -> str | None:  # type: ignore[type-arg]
     except ValidationError as error:
         return validation_message(error)
     try:
-        condition = await inputs.load_condition(None, "ns", spec)  # type: ignore[arg-type]  # inline: no API
+        condition = await resolve.load_condition(None, "ns", spec)  # type: ignore[arg-type]  # inline: no API
         if spec.endpoints is not None:  # the Secret is the cluster tier's business
             spec = spec.model_copy(update={"endpoints": spec.endpoints.model_copy(update={"secret_ref": None})})
-        await inputs.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
-        await inputs.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # file://, no credentials: no I/O
-        await runtime_dataset.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]  # builtin: no I/O
-    except inputs.InputError as error:
+        await resolve.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
+        await resolve.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # file://, no credentials: no I/O
+        await datasets.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]  # builtin: no I/O
+    except InputError as error:
         return str(error)
     return None
 

@@ -26,11 +26,11 @@ from buzz_operator.api.escapes import classify
 from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ConditionError, check_endpoints
+from buzz_operator.inputs import datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.relay.bech32 import encode_nsec
 from buzz_operator.relay.hosts import handshake_refusal, relay_url_authority, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER
-from buzz_operator.sweep import runtime_dataset
-from buzz_operator.sweep import runtime_inputs as inputs
 from buzz_operator.sweep.admission import admit
 from buzz_operator.sweep.lock import sweep_lock
 from buzz_operator.sweep.planner import plan_trials
@@ -181,26 +181,26 @@ async def reconcile_pure(body: dict[str, Any], name: str = "good", *,
     maps = config_maps or {}
     try:
         if problem := relay_url_problem(spec.relay.url):  # relay_target's first check
-            raise inputs.InputError("spec.relay.url", problem)
+            raise InputError("spec.relay.url", problem)
         if (ref := spec.condition.config_map_ref) is not None:  # load_condition once the ConfigMap is read
-            condition = inputs.condition_from_config_map(maps[ref.name], ref.manifest_key)
+            condition = resolve.condition_from_config_map(maps[ref.name], ref.manifest_key)
         else:
-            condition = await inputs.load_condition(None, "ns", spec)  # type: ignore[arg-type]  # inline: no API
+            condition = await resolve.load_condition(None, "ns", spec)  # type: ignore[arg-type]  # inline: no API
         if spec.endpoints is not None and (eref := spec.endpoints.config_map_ref) is not None:
-            config = inputs.endpoints_from_config_map(maps[eref.name], eref.key)  # load_endpoints, after the read
+            config = resolve.endpoints_from_config_map(maps[eref.name], eref.key)  # load_endpoints, after the read
             try:
                 check_endpoints(condition.manifest, config)
             except ConditionError as exc:
-                raise inputs.InputError("spec.endpoints", str(exc)) from exc
+                raise InputError("spec.endpoints", str(exc)) from exc
         else:
             if spec.endpoints is not None:  # the Secret is the cluster tier's business
                 spec = spec.model_copy(update={"endpoints": spec.endpoints.model_copy(update={"secret_ref": None})})
-            await inputs.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
+            await resolve.load_endpoints(None, "ns", spec, condition.manifest)  # type: ignore[arg-type]
         if spec.storage is not None and spec.storage.credentials_secret_ref is not None:
             spec = spec.model_copy(update={"storage": spec.storage.model_copy(update={"credentials_secret_ref": None})})
-        await inputs.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # no Secret: no API
-        dataset, tasks = await runtime_dataset.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]
-    except inputs.InputError as error:
+        await resolve.open_sweep_store(None, "ns", spec)  # type: ignore[arg-type]  # no Secret: no API
+        dataset, tasks = await datasets.load_tasks(None, "ns", spec, None)  # type: ignore[arg-type]
+    except InputError as error:
         return str(error)
     manifest = condition.manifest
     images = {t.name: t.image_ref(spec.task_image_registry, dataset) for t in tasks}
@@ -364,8 +364,8 @@ REF = BuzzSweepSpec.model_validate(GOOD["spec"]).relay.owner_key_secret_ref
 
 def _owner_key(value: str) -> str | None:
     try:
-        hex_key = inputs.owner_key_hex(value, REF)
-    except inputs.InputError as error:
+        hex_key = resolve.owner_key_hex(value, REF)
+    except InputError as error:
         assert len(value.strip()) < 16 or value.strip() not in str(error), "the message quotes the key"
         return str(error)
     # what every later reader of the key does with it
@@ -402,7 +402,7 @@ def _dsn(dsn: str) -> str | None:
     private parser, called here only: the same one connect() runs before dialling)."""
     from asyncpg import connect_utils
 
-    if problem := inputs.dsn_problem(dsn.strip()):
+    if problem := resolve.dsn_problem(dsn.strip()):
         assert len(dsn) < 12 or dsn.strip() not in problem, "the message quotes the DSN"
         return f"spec.relay.postgresDsnSecretRef: {problem}"
     connect_utils._parse_connect_dsn_and_args(

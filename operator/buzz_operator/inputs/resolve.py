@@ -1,5 +1,6 @@
 """A sweep's inputs read through the API: the condition (manifest and pinned prompts), the
-endpoint config and its API keys, the dataset, the relay target and the store URL.
+endpoint config and its API keys, the relay target and the sweep's object store (the dataset
+is datasets.py's, which reads its ConfigMap through config_map here).
 
 Shared by the sweep handler (which validates them before planning) and every trial (which
 needs them to run). Each problem raises InputError naming the spec field, so the sweep's
@@ -29,6 +30,7 @@ from buzz_operator.condition import (
     verify_prompt_files,
     verify_prompts,
 )
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.relay.hosts import relay_url_problem
@@ -43,12 +45,6 @@ from buzz_operator.storage.durability import ephemeral_paths, ephemeral_storage_
 ARTIFACT_ROOT_ENV = "BUZZ_ARTIFACT_ROOT"
 STORAGE_URL_ENV = "BUZZ_STORAGE_URL"
 DEFAULT_STORAGE_URL = "file:///var/lib/buzz-operator/bundles"
-
-
-class InputError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 def artifact_root() -> Path:

@@ -1,7 +1,7 @@
 """A sweep's dataset on local disk, whatever its source: the builtin suite shipped in the
 operator image, a ConfigMap of small task directories, a prefix in the sweep's object store
 (where `buzzctl dataset push` puts one), or Harbor's registry and git-repository forms
-(sweep/runtime_registry.py). The task loader (dataset room) then reads it as it reads
+(inputs/git_datasets.py). The task loader (dataset room) then reads it as it reads
 any Harbor task directory.
 
 Materialised copies are content-addressed (ConfigMap) or keyed by the listing (object store),
@@ -24,10 +24,10 @@ from typing import Any
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.dataset import TaskError, builtin_dataset_path, load_dataset
 from buzz_operator.dataset.task import Task
+from buzz_operator.inputs import git_datasets, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube.client import Kube
 from buzz_operator.storage import ObjectStore, StorageError
-from buzz_operator.sweep import runtime_inputs as inputs
-from buzz_operator.sweep import runtime_registry
 
 CACHE_ENV = "BUZZ_DATASET_CACHE"
 CONFIG_MAP_SEPARATOR = "__"
@@ -50,7 +50,7 @@ def config_map_files(data: Mapping[str, str]) -> dict[str, str]:
     for key, text in data.items():
         parts = key.split(CONFIG_MAP_SEPARATOR)
         if any(part in ("", ".", "..") for part in parts):
-            raise inputs.InputError("spec.dataset.configMapRef", f"key {key!r} is not a task file path "
+            raise InputError("spec.dataset.configMapRef", f"key {key!r} is not a task file path "
                                     f"(use '{CONFIG_MAP_SEPARATOR}' for '/', e.g. hello__task.toml)")
         files["/".join(parts)] = text
     return files
@@ -90,9 +90,9 @@ async def materialize_prefix(store: ObjectStore, prefix: str, root: Path) -> Pat
     try:
         keys = tuple(await store.list(prefix))
     except StorageError as exc:
-        raise inputs.InputError("spec.dataset.objectStore", f"cannot list {store.url}/{prefix}: {exc}") from exc
+        raise InputError("spec.dataset.objectStore", f"cannot list {store.url}/{prefix}: {exc}") from exc
     if not keys:
-        raise inputs.InputError("spec.dataset.objectStore.prefix", f"no objects under {store.url}/{prefix}")
+        raise InputError("spec.dataset.objectStore.prefix", f"no objects under {store.url}/{prefix}")
     if cached and cached[0] == keys and cached[1].is_dir():
         _listings[(store.url, prefix)] = (keys, cached[1], time.monotonic())
         return cached[1]
@@ -103,7 +103,7 @@ async def materialize_prefix(store: ObjectStore, prefix: str, root: Path) -> Pat
         await store.get_dir(prefix, target)
     except StorageError as exc:
         await asyncio.to_thread(shutil.rmtree, target, True)
-        raise inputs.InputError("spec.dataset.objectStore", f"cannot download {store.url}/{prefix}: {exc}") from exc
+        raise InputError("spec.dataset.objectStore", f"cannot download {store.url}/{prefix}: {exc}") from exc
     _listings[(store.url, prefix)] = (keys, target, time.monotonic())
     return target
 
@@ -131,13 +131,13 @@ async def load_source(
             name, path = "builtin", builtin_dataset_path()
         elif source.config_map_ref is not None:
             name = source.config_map_ref.name
-            data = await inputs.config_map(kube, namespace, name, "spec.dataset.configMapRef")
+            data = await resolve.config_map(kube, namespace, name, "spec.dataset.configMapRef")
             path = await asyncio.to_thread(materialize_config_map, data, root)
         elif source.registry is not None:
-            fetched = await runtime_registry.load_registry(kube, namespace, source.registry, root)
+            fetched = await git_datasets.load_registry(kube, namespace, source.registry, root)
             name, path, origins = fetched.name, fetched.path, fetched.origins
         elif source.package is not None:
-            fetched = await runtime_registry.load_package(source.package, root)
+            fetched = await git_datasets.load_package(source.package, root)
             name, path, origins = fetched.name, fetched.path, fetched.origins
         else:
             assert source.object_store is not None  # the model guarantees exactly one source
@@ -145,7 +145,7 @@ async def load_source(
             name, path = _dataset_name(prefix), await materialize_prefix(store, prefix, root)
         tasks = await asyncio.to_thread(load_dataset, path, spec.include, spec.exclude)
     except TaskError as exc:
-        raise inputs.InputError("spec.dataset", str(exc)) from exc
+        raise InputError("spec.dataset", str(exc)) from exc
     if not tasks:
-        raise inputs.InputError("spec.include", "no task of the dataset matches include/exclude")
+        raise InputError("spec.include", "no task of the dataset matches include/exclude")
     return name, tasks, {task.name: origins[task.name] for task in tasks if task.name in origins}

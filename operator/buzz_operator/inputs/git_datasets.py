@@ -2,7 +2,7 @@
 ConfigMap, `name@version` in it) and `spec.dataset.package` (a git repository, Harbor's
 `--repo` form). The resolution itself is pure (dataset/registry.py); here are its reads — the
 registry.json over HTTP or from the ConfigMap, the remote's refs, the commit's tree over git
-(sweep/git_fetch.py) — and the cache on disk.
+(inputs/git_fetch.py) — and the cache on disk.
 
 A task folder is fetched once per (commit, path) and kept under the dataset cache; a sweep that
 resolves again (every reconcile tick, every trial start) reads the registry and, for a pinned
@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 from buzz_operator.api.sweep import PackageDataset, RegistryDataset
 from buzz_operator.dataset import registry as ref
 from buzz_operator.dataset.task import CONFIG
+from buzz_operator.inputs import git_fetch, resolve
+from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube.client import Kube
-from buzz_operator.sweep import git_fetch
-from buzz_operator.sweep import runtime_inputs as inputs
 
 REGISTRY = "spec.dataset.registry"
 PACKAGE = "spec.dataset.package"
@@ -51,8 +51,8 @@ class GitDataset:
     origins: dict[str, dict[str, Any]]
 
 
-def _refused(error: ref.DatasetRefError) -> inputs.InputError:
-    return inputs.InputError(error.field, error.message)
+def _refused(error: ref.DatasetRefError) -> InputError:
+    return InputError(error.field, error.message)
 
 
 def _http_get(url: str) -> bytes:
@@ -63,12 +63,12 @@ def _http_get(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as answer:
             body = answer.read(MAX_REGISTRY_BYTES + 1)
     except urllib.error.HTTPError as error:
-        raise inputs.InputError(f"{REGISTRY}.url", f"cannot read {url}: HTTP {error.code} {error.reason}") from error
+        raise InputError(f"{REGISTRY}.url", f"cannot read {url}: HTTP {error.code} {error.reason}") from error
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
-        raise inputs.InputError(f"{REGISTRY}.url", f"cannot read {url}: {reason}") from error
+        raise InputError(f"{REGISTRY}.url", f"cannot read {url}: {reason}") from error
     if len(body) > MAX_REGISTRY_BYTES:
-        raise inputs.InputError(f"{REGISTRY}.url", f"{url} is larger than {MAX_REGISTRY_BYTES >> 20} MiB")
+        raise InputError(f"{REGISTRY}.url", f"{url} is larger than {MAX_REGISTRY_BYTES >> 20} MiB")
     _registries[url] = (body, time.monotonic())
     return body
 
@@ -80,7 +80,7 @@ def _refs_of(url: str, field: str) -> dict[str, str]:
     try:
         refs = git_fetch.remote_refs(url)
     except git_fetch.GitError as error:
-        raise inputs.InputError(field, str(error)) from error
+        raise InputError(field, str(error)) from error
     _refs[url] = (refs, time.monotonic())
     return refs
 
@@ -160,7 +160,7 @@ def materialise(tasks: Sequence[ref.GitTask], commits: dict[ref.GitTask, str], r
                 for task in group:
                     _cache_task(fetched, task, cache / keys[task])
         except git_fetch.GitError as error:
-            raise inputs.InputError(field, str(error)) from error
+            raise InputError(field, str(error)) from error
     digest = hashlib.sha256("\0".join(f"{t.name}={keys[t]}" for t in sorted(tasks, key=lambda t: t.name)).encode())
 
     def assemble(into: Path) -> None:
@@ -174,7 +174,7 @@ def _registry_text(data: dict[str, str], source: RegistryDataset) -> str:
     assert source.config_map_ref is not None
     key, name = source.config_map_ref.key, source.config_map_ref.name
     if key not in data:
-        raise inputs.InputError(f"{REGISTRY}.configMapRef.key", f"ConfigMap {name} has no key {key!r}; its keys: "
+        raise InputError(f"{REGISTRY}.configMapRef.key", f"ConfigMap {name} has no key {key!r}; its keys: "
                                                                 f"{', '.join(sorted(data)) or 'none'}")
     return data[key]
 
@@ -185,7 +185,7 @@ async def load_registry(kube: Kube, namespace: str, source: RegistryDataset, roo
         origin, text = source.url, await asyncio.to_thread(_http_get, source.url)
     else:
         assert source.config_map_ref is not None  # the model guarantees exactly one source
-        data = await inputs.config_map(kube, namespace, source.config_map_ref.name, f"{REGISTRY}.configMapRef")
+        data = await resolve.config_map(kube, namespace, source.config_map_ref.name, f"{REGISTRY}.configMapRef")
         origin = f"ConfigMap {source.config_map_ref.name} key {source.config_map_ref.key}"
         text = _registry_text(data, source)
     try:
@@ -250,9 +250,9 @@ def _task_folders(repo: ref.RepoRef, commit: str, tasks_dir: str, root: Path) ->
     except ref.DatasetRefError as error:
         raise _refused(error) from error
     except git_fetch.NoSuchFolder as error:
-        raise inputs.InputError(f"{PACKAGE}.path", str(error)) from error
+        raise InputError(f"{PACKAGE}.path", str(error)) from error
     except git_fetch.GitError as error:
-        raise inputs.InputError(PACKAGE, str(error)) from error
+        raise InputError(PACKAGE, str(error)) from error
 
 
 def _read_repo_file(url: str, commit: str, path: str) -> str | None:
@@ -260,5 +260,5 @@ def _read_repo_file(url: str, commit: str, path: str) -> str | None:
         with git_fetch.Fetched(url, commit) as fetched:
             data = fetched.read_file(path)
     except git_fetch.GitError as error:
-        raise inputs.InputError(PACKAGE, str(error)) from error
+        raise InputError(PACKAGE, str(error)) from error
     return data.decode("utf-8", errors="replace") if data is not None else None

@@ -1,4 +1,4 @@
-"""sweep/git_fetch.py on a repository on local disk (dulwich's local transport; the smart-HTTP
+"""inputs/git_fetch.py on a repository on local disk (dulwich's local transport; the smart-HTTP
 path runs against a real git server in tests/integration/operator/test_git_datasets.py): a task
 folder's files come back as bytes, and a tree entry no checkout would write, a symlink, a
 missing folder are refused naming them."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from buzz_operator.sweep import git_fetch
+from buzz_operator.inputs import git_fetch
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 

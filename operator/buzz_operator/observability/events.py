@@ -66,9 +66,16 @@ def _reward(value: float | None) -> str:
     return "none" if value is None else f"{value:g}"
 
 
+# A trial's story in Events is its start (`admitted`, with its first write), every failure, and
+# its finish; the phases between are in its status (phaseTimes, conditions) and in the
+# buzz_trial_phase_duration_seconds metric. An Event is an API write: one per phase was 6 of a
+# trial's 32 writes (bench/trial.py).
+FINISHES = frozenset({Phase.SUCCEEDED, Phase.FAILED})
+
+
 def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
-    """One event per phase change, one Warning per failure the write records, and one when the
-    bundle's secret scan found something (SecretsInBundle) or could not look."""
+    """One Warning per failure the write records, one when the bundle's secret scan found
+    something (SecretsInBundle) or could not look, and one when the trial finishes."""
     out: list[Event] = []
     for phase, reason, failure_class in failures(old, new):
         detail = new.message if new.reason == reason and new.message else ""
@@ -90,7 +97,7 @@ def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
     ):
         # the condition's message names kinds, files and lines: never the matched text
         out.append(Event(WARNING, found.reason, _clip(found.message)))
-    if new.phase != old.phase:
+    if new.phase != old.phase and new.phase in FINISHES:
         out.append(
             Event(
                 NORMAL if new.phase is not Phase.FAILED else WARNING,
@@ -103,17 +110,12 @@ def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
 
 def _phase_message(old: BuzzTrialStatus, new: BuzzTrialStatus) -> str:
     text = f"{old.phase.value} -> {new.phase.value}"
-    if new.phase is Phase.PROVISIONING and new.pod:
-        text += f"; pod {new.pod}"
-    if new.phase is Phase.RUNNING and new.channel_id:
-        text += f"; channel {new.channel_id}"
-    if new.phase in (Phase.SUCCEEDED, Phase.FAILED):
-        if new.outcome:
-            text += f"; outcome {new.outcome.value}"
-        if new.reward is not None:
-            text += f", reward {new.reward:g}"
-        if new.bundle_url:
-            text += f"; bundle {new.bundle_url}"
+    if new.outcome:
+        text += f"; outcome {new.outcome.value}"
+    if new.reward is not None:
+        text += f", reward {new.reward:g}"
+    if new.bundle_url:
+        text += f"; bundle {new.bundle_url}"
     if new.reason and new.phase is not Phase.SUCCEEDED:
         text += f"; {new.reason}"
     return text
@@ -161,9 +163,20 @@ def sweep_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event
     return out
 
 
+PROGRESS_STEPS = 10
+
+
 def _finished_more(old: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    """A tenth more of the trials finished (every finish, for ten trials or fewer), or the last:
+    an Event per finished trial would be a sweep's one write per trial."""
     done = lambda s: sum(int(s.get(k) or 0) for k in ("succeeded", "failed", "broken"))  # noqa: E731
-    return done(merged) > done(old)
+    before, after = done(old), done(merged)
+    total = int(merged.get("total") or 0)
+    if after <= before:
+        return False
+    if total <= 0 or after >= total:
+        return True
+    return after * PROGRESS_STEPS // total > before * PROGRESS_STEPS // total
 
 
 def post(body: Mapping[str, Any], events: list[Event]) -> None:

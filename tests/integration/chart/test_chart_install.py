@@ -42,17 +42,14 @@ TTL_S = 20
 # `delete` on buzztrials is spec.rerun's (tests/integration/operator/test_resume_rerun.py), which
 # the chart's sample sweep does not ask for.
 UNEXERCISED = {("", "pods/exec", "create"), ("bench.buzz.dev", "buzztrials", "delete")}
+# read only for a trial pod still waiting on its node after kube/pods.py's REPORT_AFTER_S (the image
+# it pulls, for status.waiting), which a pod of local images may or may not be
+MAYBE_EXERCISED = {("", "events", "list")}
 # what kopf needs on a cluster-wide install instead of namespaces list/watch: nothing extra
-PHASES = [
-    "Admitted",
-    "Provisioning",
-    "Launching",
-    "Running",
-    "Collecting",
-    "Grading",
-    "Bundling",
-    "Succeeded",
-]
+# a trial's Events: its start and its finish (failures too, none here); the phases between are
+# status and metrics only (observability/events.py)
+PHASES = ["Admitted", "Succeeded"]
+BETWEEN = {"Provisioning", "Launching", "Running", "Collecting", "Grading", "Bundling"}
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -356,7 +353,7 @@ def test_events_tell_one_trials_story_without_secrets(run: Run) -> None:
         ),
     )
     reasons = [e["reason"] for e in mine]
-    assert set(PHASES) <= set(reasons), reasons
+    assert set(PHASES) <= set(reasons) and not BETWEEN & set(reasons), reasons
     # Event times have one-second resolution: the story's order holds up to ties
     first: dict[str, str] = {}
     for e in mine:
@@ -389,7 +386,7 @@ def test_rbac_every_call_was_allowed_and_every_grant_was_used(run: Run) -> None:
     used = {(g, res, verb) for g, res, verb, code in run.api_calls if code != "error"}
     grants = granted(run.rendered)
     assert used - grants == set(), f"calls the chart does not grant: {used - grants}"
-    assert grants - used == UNEXERCISED, f"grants never used: {grants - used - UNEXERCISED}"
+    assert grants - used - MAYBE_EXERCISED == UNEXERCISED, f"grants never used: {grants - used - UNEXERCISED}"
 
 
 def test_operator_pod_passes_the_restricted_profile_as_admitted(run: Run) -> None:

@@ -1,6 +1,8 @@
-"""Events for every trial phase change and failure, sweep condition changes; no secret leaks."""
+"""Events for a trial's failures and finish, sweep condition changes; no secret leaks."""
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability.events import (
@@ -17,10 +19,14 @@ def st(**fields: object) -> BuzzTrialStatus:
     return BuzzTrialStatus.model_validate(fields)
 
 
-def test_each_phase_change_is_one_normal_event() -> None:
-    events = trial_events(st(phase="Pending"), st(phase="Provisioning", pod="t1-try0"))
-    assert events == [Event("Normal", "Provisioning", "Pending -> Provisioning; pod t1-try0")]
+def test_only_the_finish_is_a_phase_event() -> None:
+    # the phases between start (admitted) and finish are status and metrics, not API writes
+    corridor = ["Pending", "Provisioning", "Launching", "Running", "Collecting", "Grading", "Bundling"]
+    for old, new in pairwise(corridor):
+        assert trial_events(st(phase=old), st(phase=new, pod="t1-try0")) == [], new
     assert trial_events(st(phase="Running"), st(phase="Running", taskEventId="e" * 64)) == []
+    [event] = trial_events(st(phase="Bundling"), st(phase="Succeeded", outcome="ok"))
+    assert event == Event("Normal", "Succeeded", "Bundling -> Succeeded; outcome ok")
 
 
 def test_success_names_outcome_reward_and_bundle() -> None:
@@ -56,9 +62,9 @@ def test_an_infra_retry_says_which_try() -> None:
         message="node went away",
         attempts=[{"retry": 0, "phase": "Running", "reason": "PodLost", "failureClass": "infra"}],
     )
-    events = trial_events(st(phase="Running"), new)
-    assert events[0] == Event("Warning", "PodLost", "infra failure in Running: node went away (retry 1)")
-    assert events[1].reason == "Pending"
+    # the Warning is the whole story: the fresh try's Pending is no news of its own
+    assert trial_events(st(phase="Running"), new) == [
+        Event("Warning", "PodLost", "infra failure in Running: node went away (retry 1)")]
 
 
 def test_long_messages_are_clipped() -> None:
@@ -108,10 +114,20 @@ def test_sweep_waiting_and_progress() -> None:
     ]
 
 
+def test_sweep_progress_is_told_by_tenths() -> None:
+    def told(before: int, after: int, total: int) -> bool:
+        return bool(sweep_events({"total": total, "succeeded": before}, {"succeeded": after}))
+
+    assert [n for n in range(1, 1001) if told(n - 1, n, 1000)] == list(range(100, 1001, 100))
+    assert all(told(n - 1, n, 7) for n in range(1, 8))  # ten or fewer: every finish
+    assert told(0, 250, 1000) and not told(250, 260, 1000) and not told(990, 999, 1000)
+    assert told(999, 1000, 1000)
+
+
 def test_no_secret_material_reaches_a_message() -> None:
     # the status never holds secret values; the tenant Secret's *name* is fine, its keys never appear
-    new = st(phase="Running", tenantSecret="t1-tenant", channelId="c" * 36, trialId="i" * 36)
-    [event] = trial_events(st(phase="Launching"), new)
+    new = st(phase="Succeeded", tenantSecret="t1-tenant", channelId="c" * 36, trialId="i" * 36, outcome="ok")
+    [event] = trial_events(st(phase="Bundling"), new)
     assert "t1-tenant" not in event.message and "nsec" not in event.message
 
 

@@ -1,5 +1,5 @@
 """The operator SIGKILLed at five points of a 20-trial sweep and restarted each time (the
-`buzz-operator` console script as a subprocess): first trials just created, a trial Launching,
+`buzz-operator` console script as a subprocess): first trials just created, a trial launching,
 a trial Running, a trial grading or bundling, half the trials finished. Every trial ends exactly
 once, no pod or relay tenant is made twice, and every bundle is in the store.
 
@@ -28,12 +28,17 @@ from .conftest import list_trials, settled, wait_for
 TASKS = ["hello-file", "user-mention", "reply-to-thread", "create-channel-invite-users",
          "read-named-path-outside-workspace"]
 ATTEMPTS = 4  # 5 tasks × 4 = 20 trials
+# Each point sees the trials and the names of the trial pods seen so far. Entering Launching is
+# not written (trial/state.write_can_wait): a trial is launching when its pod exists while its
+# status still says Provisioning.
 KILL_POINTS = (
-    ("first trials created", lambda ts: len(ts) > 0),
-    ("a trial Launching", lambda ts: any(_phase(t) == "Launching" for t in ts)),
-    ("a trial Running", lambda ts: any(_phase(t) == "Running" for t in ts)),
-    ("a trial grading or bundling", lambda ts: any(_phase(t) in ("Collecting", "Grading", "Bundling") for t in ts)),
-    ("half the trials finished", lambda ts: sum(_phase(t) in ("Succeeded", "Failed") for t in ts) >= 10),
+    ("first trials created", lambda ts, pods: len(ts) > 0),
+    ("a trial launching", lambda ts, pods: any(_phase(t) in ("Provisioning", "Launching")
+                                                and t["metadata"]["name"] in pods for t in ts)),
+    ("a trial Running", lambda ts, pods: any(_phase(t) == "Running" for t in ts)),
+    ("a trial grading or bundling",
+     lambda ts, pods: any(_phase(t) in ("Collecting", "Grading", "Bundling") for t in ts)),
+    ("half the trials finished", lambda ts, pods: sum(_phase(t) in ("Succeeded", "Failed") for t in ts) >= 10),
 )
 
 
@@ -99,7 +104,7 @@ async def test_operator_sigkilled_five_times(  # type: ignore[no-untyped-def]
             cpuRequestFraction=0.1, retry={"maxRetries": 2, "backoffSeconds": 1}))
         for what, reached in KILL_POINTS:
             async def at_point(reached=reached) -> bool:  # type: ignore[no-untyped-def]
-                return reached(await list_trials(kube, namespace))
+                return reached(await list_trials(kube, namespace), set(pods_seen))
             await wait_for(at_point, 600, what, poll=0.2)
             operator.kill()
             killed_at.append(f"{what} @{time.monotonic() - started:.0f}s")

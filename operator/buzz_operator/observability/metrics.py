@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from prometheus_client import (
@@ -26,6 +27,7 @@ from prometheus_client.registry import Collector
 
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.sweep.summary import trial_state
+from buzz_operator.trial.state import CORRIDOR
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 # *_created series double the exposition and say nothing a restart-aware rate() needs
@@ -248,10 +250,14 @@ def phase_change(
 ) -> None:
     """Count what one status write says happened: a phase left, a trial finished, a failure."""
     if new.phase != old.phase:
-        started = getattr(old.phase_times, old.phase.value.lower(), None)
-        ended = getattr(new.phase_times, new.phase.value.lower(), None) or new.phase_times.finished
-        if started is not None and ended is not None and ended >= started:
-            PHASE_SECONDS.labels(old.phase.value).observe((ended - started).total_seconds())
+        # one write may carry several phases (trial/state.write_can_wait): each is timed
+        for left, entered in phases_left(old.phase, new.phase):
+            # the phase left first is timed from the status before (a fresh try resets the times)
+            key = left.value.lower()
+            started = getattr(old.phase_times, key, None) or getattr(new.phase_times, key, None)
+            ended = getattr(new.phase_times, entered.value.lower(), None) or new.phase_times.finished
+            if started is not None and ended is not None and ended >= started:
+                PHASE_SECONDS.labels(left.value).observe((ended - started).total_seconds())
         if new.phase in (Phase.SUCCEEDED, Phase.FAILED):
             outcome = new.outcome.value if new.outcome else "none"
             TRIALS_FINISHED.labels(namespace, condition_label(condition_hash), outcome).inc()
@@ -261,6 +267,15 @@ def phase_change(
             RELAY_ERRORS.labels(reason).inc()
         if reason in STORAGE_REASONS:
             STORAGE_ERRORS.labels(reason).inc()
+
+
+def phases_left(old: Phase, new: Phase) -> list[tuple[Phase, Phase]]:
+    """(phase left, phase entered next) for each phase a write moved past: every corridor phase
+    from `old` up to `new` when `new` lies further down the corridor, else just `old` → `new`."""
+    if old in CORRIDOR and new in CORRIDOR and CORRIDOR.index(new) > CORRIDOR.index(old):
+        walked = CORRIDOR[CORRIDOR.index(old): CORRIDOR.index(new) + 1]
+        return list(pairwise(walked))
+    return [(old, new)]
 
 
 def failures(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[tuple[str, str, str]]:

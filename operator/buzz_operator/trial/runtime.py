@@ -27,6 +27,7 @@ from buzz_operator.trial.state import (
     is_terminal,
     released,
     seconds_until_ready,
+    write_can_wait,
 )
 from buzz_operator.trial.steps import bundle, collect, grade, launch, provision, run, teardown
 
@@ -140,13 +141,16 @@ def settled(status: BuzzTrialStatus) -> bool:
 
 
 async def drive(ctx: TrialContext, status: BuzzTrialStatus, write: WriteStatus) -> BuzzTrialStatus:
-    """Walk until the trial is terminal and released, writing every transition first."""
+    """Walk until the trial is terminal and released, writing each transition before the next
+    step — but for the ones state.write_can_wait lets the next write carry."""
+    written = status
     while not settled(status):
         wait = seconds_until_ready(status, now())
         if wait > 0:
             await asyncio.sleep(wait)
         new = await step_once(ctx, status)
-        if new != status:
-            await write(status, new)
+        if new != written and not write_can_wait(written, new):
+            await write(written, new)
+            written = new
         status = new
     return status

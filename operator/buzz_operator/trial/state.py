@@ -284,6 +284,26 @@ def advance(
     return _enter(moved, target, now)
 
 
+# Entering these phases need not be written at once: the step that led there (provisioning,
+# collecting) is redone exactly by a restarted operator that finds the phase before, and the
+# next write carries its fact. Launching and Running, Bundling and the finish stay written:
+# the agents' clock counts from Running, and a verifier must not run twice.
+UNWRITTEN_ENTRIES = frozenset({Phase.LAUNCHING, Phase.GRADING})
+
+
+def write_can_wait(written: BuzzTrialStatus, new: BuzzTrialStatus) -> bool:
+    """Whether `new` (one plain step forward from the status last written) may go unwritten
+    until the next step's status: saves two status writes per trial (bench/trial.py)."""
+    return (
+        new.phase in UNWRITTEN_ENTRIES
+        and written.phase is not new.phase
+        and next_phase(written.phase) is new.phase
+        and new.failure_class is None
+        and new.retries == written.retries
+        and new.step_retries == 0
+    )
+
+
 def _with_spend(status: BuzzTrialStatus, spend: Spend) -> dict[str, Any]:
     # Totals over every try: infra-failed tries spent real money too.
     return {

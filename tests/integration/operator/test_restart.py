@@ -32,6 +32,10 @@ def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyp
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def pod_exists(namespace: str, name: str) -> bool:
+    return bool(kubectl_json("-n", namespace, "get", "pods", "--field-selector", f"metadata.name={name}")["items"])
+
+
 def trial_phase(namespace: str) -> tuple[str, dict[str, Any]] | None:
     items = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
     if not items:
@@ -44,7 +48,10 @@ async def test_operator_restart_resumes_a_launching_trial(namespace, crds, sweep
     args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
     with KopfRunner(args, timeout=60) as first:
         apply(namespace, make_sweep("s1", store_url=f"file://{store}", tasks=["user-mention"]))
-        wait_until(lambda: (found := trial_phase(namespace)) and found[0] == "Launching", 240, "Launching")
+        # launching: the pod exists while the status still says Provisioning (entering Launching
+        # rides on the next write, trial/state.write_can_wait)
+        wait_until(lambda: (found := trial_phase(namespace)) and found[0] in ("Provisioning", "Launching")
+                   and pod_exists(namespace, found[1]["metadata"]["name"]), 240, "launching")
     assert first.exception is None, first.output
 
     with KopfRunner(args, timeout=60) as second:

@@ -203,6 +203,10 @@ def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str
         requests: dict[str, int] = samples[-1]["requests"]
         writes = sum(n for key, n in requests.items() if key.split()[0] in WRITE_METHODS)
         top = ", ".join(f"{k} {v}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])[:8])
+        # every write by verb and resource, per trial: where the writes go is what a cut needs to know
+        print("writes per trial: " + ", ".join(
+            f"{k} {v / len(finished):.1f}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])
+            if k.split()[0] in WRITE_METHODS))
         ok &= bool(record(Figure("P1 operator API writes per trial (whole corridor)", "",
                                  [writes / len(finished)], LOWER, TARGET_WRITES, decimals=1,
                                  note=f"{sum(requests.values()) / len(finished):.0f} requests per trial incl. "

@@ -39,3 +39,9 @@ MANAGER = "buzz-operator"
 # How much of the condition hash goes into the label: enough to tell conditions apart in
 # one namespace, short enough to read in `kubectl get -L`.
 CONDITION_LABEL_HEX = 16
+
+# Kueue's plain-Pod integration: a pod with this label (the LocalQueue's name) is gated by
+# Kueue's webhook until its Workload is admitted (docs/queueing.md). Only spec.queueName sets it.
+KUEUE_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+# The scheduling gate Kueue's webhook puts on such a pod, removed on admission.
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"

@@ -355,6 +355,15 @@ class RerunSpec(SpecModel):
     )
 
 
+# A Kueue LocalQueue name as the pod's kueue.x-k8s.io/queue-name label carries it: a DNS
+# subdomain that also fits a label value (63 characters).
+QUEUE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+QUEUE_NAME_MAX = 63
+# How long a queued trial pod may wait for Kueue's admission when the sweep does not say
+# (spec.queueWaitSeconds; docs/queueing.md#waiting-bound).
+DEFAULT_QUEUE_SECONDS = 3600
+
+
 class BuzzSweepSpec(
     SpecModel,
     json_schema_extra=validations(rule(
@@ -429,6 +438,19 @@ class BuzzSweepSpec(
     )
     runtime_class_name: str | None = Field(
         None, min_length=1, description="RuntimeClass for trial pods, e.g. gvisor for stronger isolation."
+    )
+    queue_name: str | None = Field(
+        None, pattern=QUEUE_NAME, max_length=QUEUE_NAME_MAX,
+        description=(
+            "Kueue LocalQueue (in the sweep's namespace) every trial pod is submitted to through Kueue's "
+            "plain-Pod integration; the operator default (chart value kueue.defaultQueueName) when unset, "
+            "none when both are unset. The sweep's own caps still apply first (docs/queueing.md)."
+        ),
+    )
+    queue_wait_seconds: int | None = Field(
+        None, gt=0, le=7 * 24 * 3600,
+        description="With a queue: how long a trial pod may wait for Kueue's admission before its try fails "
+                    f"as QueueWaitExceeded (infra, retried); {DEFAULT_QUEUE_SECONDS} when unset.",
     )
     suspend: bool = Field(False, description="Start no new trials while true; running trials finish.")
     ttl_seconds_after_finished: int | None = Field(

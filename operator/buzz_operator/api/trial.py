@@ -29,7 +29,13 @@ from buzz_operator.api.common import (
 from buzz_operator.api.rules import exactly_one, rule, validations
 from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
-from buzz_operator.api.sweep import MAX_PULL_SECRETS, RetryPolicy
+from buzz_operator.api.sweep import (
+    DEFAULT_QUEUE_SECONDS,
+    MAX_PULL_SECRETS,
+    QUEUE_NAME,
+    QUEUE_NAME_MAX,
+    RetryPolicy,
+)
 
 # maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
 MAX_ATTEMPT_RECORDS = 21
@@ -98,6 +104,16 @@ class TrialDeadlines(SpecModel):
     collect_seconds: int = Field(gt=0, description="Usage settle, stopping agents, logs and evidence export.")
     verifier_seconds: int = Field(gt=0, description="The task's verifier (tests/test.sh).")
     upload_seconds: int = Field(gt=0, description="Writing the bundle to object storage.")
+    queue_seconds: int | None = Field(
+        None, gt=0,
+        description="With queueName: how long the pod may wait for Kueue's admission before the try fails "
+                    f"as QueueWaitExceeded (infra); {DEFAULT_QUEUE_SECONDS} when unset. Not scaled by "
+                    "timeoutMultiplier, and never part of the agents' time.",
+    )
+
+    def queue_wait_s(self, queued: bool) -> int:
+        """The admission wait a try's pod is allowed: none unless it is queued through Kueue."""
+        return (self.queue_seconds or DEFAULT_QUEUE_SECONDS) if queued else 0
 
 
 # A trial planned by an operator before spec.stack existed names its stack by stackImage only.
@@ -143,6 +159,11 @@ class BuzzTrialSpec(
         description="Secrets for pulling the trial pod's images, copied from the sweep at planning.",
     )
     runtime_class_name: str | None = Field(None, min_length=1, description="RuntimeClass for the trial pod.")
+    queue_name: str | None = Field(
+        None, pattern=QUEUE_NAME, max_length=QUEUE_NAME_MAX,
+        description="Kueue LocalQueue the trial pod is submitted to (its kueue.x-k8s.io/queue-name label); "
+                    "copied from the sweep's queueName or the operator default at planning.",
+    )
     endpoints: list[str] = Field(
         default_factory=list, description="Model endpoints the roster uses (per-endpoint concurrency caps)."
     )
@@ -165,6 +186,33 @@ class BuzzTrialSpec(
     @property
     def stack_source(self) -> StackSource:
         return self.stack if self.stack is not None else folder_stack(str(self.stack_image))
+
+
+class WaitSource(StrEnum):
+    """Who holds a waiting trial pod back."""
+
+    KUEUE = "kueue"
+    SCHEDULER = "scheduler"
+    KUBELET = "kubelet"
+
+
+class PodWaiting(StatusModel):
+    """Why the current try's pod is not running yet, and where it waits (docs/queueing.md#waiting-reasons)."""
+
+    reason: str = Field(description="CamelCase cause: QueuedInKueue, QueueInadmissible, KueueAdmitting, "
+                                    "SchedulingGated, Unschedulable, PullingImage, StartingContainers.")
+    source: WaitSource = Field(description="Who holds the pod: kueue, scheduler or kubelet.")
+    message: str = Field("", description="The holder's own words (Kueue's Workload condition, the "
+                                         "scheduler's PodScheduled message, the image being pulled).")
+    since: Timestamp = Field(description="When the pod was created: the wait counts from here.")
+    seconds: int = Field(0, ge=0, description="Seconds waited when this was written.")
+    queue: str | None = Field(None, description="The Kueue LocalQueue (spec.queueName).")
+    cluster_queue: str | None = Field(None, description="The ClusterQueue the LocalQueue feeds.")
+    workload: str | None = Field(None, description="Kueue's Workload for the pod.")
+    position: int | None = Field(
+        None, ge=1, description="1-based place among the LocalQueue's pending Workloads in this namespace, "
+                                "in Kueue's order (priority, then creation).")
+    pending: int | None = Field(None, ge=0, description="Workloads pending in the LocalQueue (its status).")
 
 
 class PhaseTimes(StatusModel):
@@ -271,6 +319,10 @@ class BuzzTrialStatus(StatusModel):
     outcome: Outcome | None = Field(None, description="ok, timeout, launch, error or broken.")
     failure_class: FailureClass | None = Field(
         None, description="Set when the trial failed: infra, outcome or broken."
+    )
+    waiting: PodWaiting | None = Field(
+        None, description="While the current try's pod waits to run: why, where and for how long; "
+                          "cleared once it runs or the wait ends.",
     )
     reason: str | None = Field(
         None, description="CamelCase reason of the last notable event (e.g. AgentTimeout)."

@@ -6,6 +6,7 @@ from the trials that exist. Run by a timer, so a missed event or a restart only 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.stack import StackLayout, StackSource
-from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus
+from buzz_operator.api.sweep import QUEUE_NAME, QUEUE_NAME_MAX, BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.inputs import datasets, resolve
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import resources
@@ -51,12 +52,14 @@ class OperatorSettings:
     operator_image: str = "docker.io/buzz/operator:dev"
     operator_cap: int | None = None
     endpoint_caps: Mapping[str, int] | None = None
+    queue_name: str | None = None  # BUZZ_DEFAULT_QUEUE_NAME: the Kueue LocalQueue of sweeps that name none
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
         """BUZZ_STACK_IMAGE, BUZZ_STACK_LAYOUT (sprig | folder, default folder), BUZZ_STACK_BINARY_PATH
         (sprig), BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
-        BUZZ_ENDPOINT_CAPS ("<endpoint>=<n>,..."); a malformed value stops the operator at
+        BUZZ_ENDPOINT_CAPS ("<endpoint>=<n>,...") and BUZZ_DEFAULT_QUEUE_NAME (the Kueue LocalQueue of
+        sweeps without spec.queueName, docs/queueing.md); a malformed value stops the operator at
         start-up with the variable named, rather than running without the cap it was given."""
         def positive(name: str, text: str) -> int:
             if not text.strip().isdigit() or int(text) < 1:
@@ -70,11 +73,15 @@ class OperatorSettings:
                 raise ValueError(f"BUZZ_ENDPOINT_CAPS: {item!r} is not <endpoint>=<n>")
             caps[endpoint.strip()] = positive("BUZZ_ENDPOINT_CAPS", number)
         cap = environ.get("BUZZ_MAX_ACTIVE_TRIALS", "").strip()
+        queue = environ.get("BUZZ_DEFAULT_QUEUE_NAME", "").strip()
+        if queue and (len(queue) > QUEUE_NAME_MAX or not re.match(QUEUE_NAME, queue)):
+            raise ValueError(f"BUZZ_DEFAULT_QUEUE_NAME: {queue[:80]!r} is not a LocalQueue name that fits a label value")
         return cls(
             stack=default_stack(environ),
             operator_image=environ.get("BUZZ_OPERATOR_IMAGE") or cls.operator_image,
             operator_cap=positive("BUZZ_MAX_ACTIVE_TRIALS", cap) if cap else None,
             endpoint_caps=caps or None,
+            queue_name=queue or None,
         )
 
 
@@ -180,7 +187,7 @@ async def reconcile(
         trial_spec = build_trial_spec(
             planned_trial, task=by_name[planned_trial.task], manifest=manifest, condition_hash=manifest.sha256,
             sweep=spec, dataset=dataset, default_stack=settings.stack,
-            default_operator_image=settings.operator_image,
+            default_operator_image=settings.operator_image, default_queue_name=settings.queue_name,
         )
         await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid,
                                                     generation=generation))

@@ -52,10 +52,23 @@ def build_trial_spec(
     dataset: str,
     default_stack: StackSource,
     default_operator_image: str,
+    default_queue_name: str | None = None,
 ) -> BuzzTrialSpec:
     if task.name != planned.task:
         raise ValueError(f"task {task.name!r} does not match the planned trial's task {planned.task!r}")
     config = task.config
+    # the queue is the sweep's or the operator's default (chart value kueue.defaultQueueName);
+    # without either the pod carries no Kueue label and nothing about it changes
+    queue_name = sweep.queue_name or default_queue_name
+    deadlines = step_deadlines(
+        agent_timeout_sec=config.agent.timeout_sec,
+        verifier_timeout_sec=config.verifier.timeout_sec,
+        build_timeout_sec=config.environment.build_timeout_sec,
+        manifest_timeout_seconds=manifest.trial_budget.timeout_seconds,
+        multiplier=sweep.timeout_multiplier,
+    )
+    if queue_name is not None and sweep.queue_wait_seconds is not None:
+        deadlines = deadlines.model_copy(update={"queue_seconds": sweep.queue_wait_seconds})
     return BuzzTrialSpec(
         sweep_name=planned.sweep,
         task=task.name,
@@ -68,15 +81,10 @@ def build_trial_spec(
         image_pull_policy=sweep.image_pull_policy,
         image_pull_secrets=sweep.image_pull_secrets,
         runtime_class_name=sweep.runtime_class_name,
+        queue_name=queue_name,
         endpoints=roster_endpoints(manifest),
         resources=trial_resources(task, manifest, sweep.cpu_request_fraction),
-        deadlines=step_deadlines(
-            agent_timeout_sec=config.agent.timeout_sec,
-            verifier_timeout_sec=config.verifier.timeout_sec,
-            build_timeout_sec=config.environment.build_timeout_sec,
-            manifest_timeout_seconds=manifest.trial_budget.timeout_seconds,
-            multiplier=sweep.timeout_multiplier,
-        ),
+        deadlines=deadlines,
         retry=sweep.retry,
     )
 

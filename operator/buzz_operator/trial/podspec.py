@@ -116,12 +116,17 @@ def policy_labels() -> dict[str, str]:
     }
 
 
-def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int) -> dict[str, str]:
+def pod_labels(trial_labels: Mapping[str, str], trial_name: str, retry: int,
+               queue_name: str | None = None) -> dict[str, str]:
+    # Kueue's label only with a queue: without one the pod is exactly what it was before Kueue
+    # (docs/queueing.md#plain-pods), and Kueue, if installed, leaves it alone
+    queue = {labels.KUEUE_QUEUE_NAME: queue_name} if queue_name else {}
     return {
         **trial_labels,
         labels.TRIAL: trial_name,
         labels.RETRY: str(retry),
         **policy_labels(),
+        **queue,
     }
 
 
@@ -197,7 +202,7 @@ def build_trial_pod(
     return hardened_pod(
         name=pod_name(trial_name, retry),
         namespace=namespace,
-        labels=pod_labels(trial_labels, trial_name, retry),
+        labels=pod_labels(trial_labels, trial_name, retry, spec.queue_name),
         owner=owner_reference("BuzzTrial", trial_name, trial_uid),
         init_containers=[stack_container(spec.stack_source, spec.image_pull_policy.value), *forwarder],
         containers=[task_container(spec, [stack_mount])],

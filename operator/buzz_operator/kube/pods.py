@@ -4,14 +4,30 @@ trial/failures.py), so a stuck image pull surfaces at once instead of at the dea
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from buzz_operator.api.common import TRIALS
+from buzz_operator.api.trial import PodWaiting
+from buzz_operator.kube import kueue, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.objects import read_pod
+from buzz_operator.trial.waiting import (
+    classify_wait,
+    exceeded_message,
+    queue_name,
+    queued,
+    same_wait,
+    waited_s,
+)
+
+log = logging.getLogger(__name__)
 
 GONE = 410
 
@@ -82,13 +98,20 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
     return PodState(False)
 
 
-async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5) -> PodState:
+async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5,
+                       queue_s: float = 0.0, report: Report | None = None) -> PodState:
     """Until every container runs, or the pod is hopeless; TimeoutError after `timeout_s`.
+
+    With `queue_s` (a pod queued through Kueue) or a `report` for the waiting reasons, it is
+    wait_admitted_and_running.
 
     Watched, not polled: a 0.5 s poll added 0.25 s on average to every trial's launch
     (bench/trial.py). A read starts each watch, so a state reached between two watches is
     seen; `poll` only spaces out the retries when a watch cannot be opened.
     """
+    if queue_s or report is not None:
+        return await wait_admitted_and_running(kube, namespace, name, timeout_s=timeout_s, queue_s=queue_s,
+                                               report=report, poll=poll)
     async with asyncio.timeout(timeout_s):
         while True:
             pod = await read_pod(kube, namespace, name)
@@ -112,3 +135,116 @@ async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: floa
                     if exc.status != GONE:  # 410: the version is too old; read again and re-watch
                         raise
                     await asyncio.sleep(poll)
+
+
+# What a waiting pod's reporter is given: why it waits now, or None once the wait is over.
+Report = Callable[[PodWaiting | None], Awaitable[None]]
+# A waiting pod's holder is asked again this often: a Workload's admission or a queue's length
+# changes without the pod changing, so a pod watch alone would not see it.
+WAIT_ROUND_S = 5
+# The waited seconds in status are refreshed this often when nothing else changed.
+REPORT_EVERY_S = 15.0
+# A pod running within this long is not explained at all (the common case on a cluster with room).
+REPORT_AFTER_S = 2
+
+
+def trial_status_reporter(kube: Kube, namespace: str, trial: str) -> Report:
+    """A Report that writes status.waiting of the BuzzTrial (a merge patch of that field only),
+    and clears it when the wait ends."""
+    async def report(waiting: PodWaiting | None) -> None:
+        await resources.patch_status(kube, TRIALS, namespace, trial,
+                                     {"waiting": None if waiting is None else waiting.to_api()})
+    return report
+
+
+async def explain_wait(kube: Kube, pod: dict[str, Any], now: datetime) -> PodWaiting:
+    """Why `pod` waits, asking Kueue only about a pod that came through it, and the kubelet's
+    Events only once it is on a node. A read that fails leaves the pod's own word."""
+    meta = pod.get("metadata") or {}
+    namespace, queue = str(meta.get("namespace")), queue_name(pod)
+    workloads: list[dict[str, Any]] = []
+    lq: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    try:
+        if queue is not None:
+            lq = await kueue.local_queue(kube, namespace, queue)
+            if queued(pod):
+                workloads = await kueue.workloads(kube, namespace)
+        if (pod.get("spec") or {}).get("nodeName"):
+            events = await kueue.pod_events(kube, namespace, str(meta.get("name")))
+    except (ApiException, OSError, TimeoutError) as error:  # explaining must never fail the launch
+        log.warning("pod %s/%s: reading why it waits failed: %s", namespace, meta.get("name"), error)
+    return classify_wait(pod, now=now, workloads=workloads, local_queue=lq, events=events)
+
+
+async def _changed(kube: Kube, namespace: str, name: str, version: str, round_s: int, poll: float) -> None:
+    """Returns at the pod's next change, or after `round_s`."""
+    async with watch.Watch() as stream:
+        try:
+            async for _ in stream.stream(
+                kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
+                resource_version=version, timeout_seconds=round_s,
+            ):
+                return
+        except ApiException as exc:
+            if exc.status != GONE:
+                raise
+            await asyncio.sleep(poll)
+
+
+async def wait_admitted_and_running(
+    kube: Kube, namespace: str, name: str, *, timeout_s: float, queue_s: float, report: Report | None,
+    poll: float = 0.5,
+) -> PodState:
+    """wait_running for a pod that may wait in Kueue's queue first, saying why it waits.
+
+    While Kueue's admission gate is on, the pod may wait `queue_s` from its creation, after
+    which this returns QueueWaitExceeded (infra: the platform had no room, the team did
+    nothing); once past the gate it has `timeout_s` to run, as any pod (TimeoutError after).
+    A pod still waiting after REPORT_AFTER_S is explained to `report` (every change of the
+    reason, and every REPORT_EVERY_S), and None is reported when the wait ends however it ends;
+    a pod that runs at once costs no extra request.
+    """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    admitted_at: float | None = None
+    last: PodWaiting | None = None
+    written = 0.0
+    try:
+        while True:
+            pod = await read_pod(kube, namespace, name)
+            state = pod_state(pod)
+            if state.ready or state.reason is not None:
+                return state
+            assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
+            now = datetime.now(UTC)
+            if queued(pod):
+                if queue_s and waited_s(pod, now) > queue_s:
+                    waiting = await explain_wait(kube, pod, now)
+                    return PodState(False, "QueueWaitExceeded", exceeded_message(waiting, name, queue_s))
+            else:
+                admitted_at = loop.time() if admitted_at is None else admitted_at
+                if loop.time() - admitted_at > timeout_s:
+                    raise TimeoutError(f"pod {name} not running {timeout_s:.0f}s after admission")
+            if loop.time() - started >= REPORT_AFTER_S:
+                waiting = await explain_wait(kube, pod, now)
+                if not same_wait(last, waiting):
+                    log.info("pod %s/%s waits (%s): %s: %s", namespace, name, waiting.source.value,
+                             waiting.reason, waiting.message)
+                if not same_wait(last, waiting) or loop.time() - written >= REPORT_EVERY_S:
+                    await _tell(report, waiting, f"{namespace}/{name}")
+                    last, written = waiting, loop.time()
+            round_s = WAIT_ROUND_S if loop.time() - started >= REPORT_AFTER_S else REPORT_AFTER_S
+            await _changed(kube, namespace, name, pod["metadata"]["resourceVersion"], round_s, poll)
+    finally:
+        if last is not None:
+            await _tell(report, None, f"{namespace}/{name}")
+
+
+async def _tell(report: Report | None, waiting: PodWaiting | None, pod: str) -> None:
+    if report is None:
+        return
+    try:
+        await report(waiting)
+    except Exception as error:  # a missing or stale reason in status is no reason to fail the launch
+        log.warning("pod %s: writing its waiting reason failed: %s", pod, error)

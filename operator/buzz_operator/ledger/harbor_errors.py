@@ -26,6 +26,8 @@ HARBOR_EXCEPTION_TYPES: Mapping[str, str] = {
     "RewardInvalid": "VerifierOutputParseError",
     # the sandbox never came up or went away (Harbor: sandbox failed, retried, not graded)
     "ScheduleTimeout": "EnvironmentStartTimeoutError",
+    # a queued pod Kueue did not admit in time: the sandbox never came up, as above
+    "QueueWaitExceeded": "EnvironmentStartTimeoutError",
     "ImagePullFailed": "SandboxBuildFailedError",
     "ErrImagePull": "SandboxBuildFailedError",
     "ImagePullBackOff": "SandboxBuildFailedError",

@@ -29,6 +29,9 @@ INFRA_REASONS = frozenset(
         "Preempted",
         "Unschedulable",
         "ScheduleTimeout",
+        # the pod waited past spec.queueWaitSeconds for Kueue's admission: the cluster had no
+        # room, the team never started (docs/queueing.md#waiting-bound)
+        "QueueWaitExceeded",
         "ImagePullFailed",
         "ErrImagePull",
         "ImagePullBackOff",
@@ -79,6 +82,7 @@ LAUNCH_REASONS = frozenset(
     {
         "Unschedulable",
         "ScheduleTimeout",
+        "QueueWaitExceeded",
         "ImagePullFailed",
         "ErrImagePull",
         "ImagePullBackOff",

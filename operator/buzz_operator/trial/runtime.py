@@ -53,7 +53,8 @@ def _deadline_s(ctx: TrialContext, phase: Phase) -> float | None:
     d = ctx.spec.deadlines
     return {
         Phase.PROVISIONING: PROVISION_S,
-        Phase.LAUNCHING: float(d.schedule_seconds + d.setup_seconds),
+        # a pod queued through Kueue may also wait for admission first (docs/queueing.md#waiting-bound)
+        Phase.LAUNCHING: float(d.schedule_seconds + d.setup_seconds + d.queue_wait_s(ctx.spec.queue_name is not None)),
         # the run bounds its own DONE wait by agentSeconds; settle and stop follow it
         Phase.RUNNING: None,
         Phase.COLLECTING: float(d.collect_seconds) + collect.VERIFIER_DEPS_DEADLINE_S,

@@ -13,7 +13,7 @@ from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
 from buzz_operator.kube import objects
-from buzz_operator.kube.pods import wait_running
+from buzz_operator.kube.pods import trial_status_reporter, wait_running
 from buzz_operator.relay.tenant_models import TenantHandle, TenantSecrets
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
@@ -50,7 +50,11 @@ async def _start_pod(ctx: TrialContext, retry: int) -> str:
     )
     await objects.create_pod(ctx.kube, ctx.namespace, pod)
     try:
-        state = await wait_running(ctx.kube, ctx.namespace, name, timeout_s=ctx.spec.deadlines.schedule_seconds)
+        # status.waiting says why the pod waits; a pod queued through Kueue may wait queueSeconds
+        # for admission first, and past that fails as QueueWaitExceeded (docs/queueing.md)
+        state = await wait_running(ctx.kube, ctx.namespace, name, timeout_s=ctx.spec.deadlines.schedule_seconds,
+                                   queue_s=ctx.spec.deadlines.queue_wait_s(ctx.spec.queue_name is not None),
+                                   report=trial_status_reporter(ctx.kube, ctx.namespace, ctx.name))
     except TimeoutError as exc:
         raise StepFailure("ScheduleTimeout", f"pod {name} not running after "
                                              f"{ctx.spec.deadlines.schedule_seconds}s") from exc

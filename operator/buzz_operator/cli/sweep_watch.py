@@ -3,7 +3,8 @@
 One screen, redrawn every few seconds: trials by state with a progress bar, cost so far
 (floor–ceiling) against the budget, the running trials with their phase and age, and why
 nothing more is starting — the sweep's status.waiting (parallelism, endpoint cap, budget),
-a suspended spec, and pods the scheduler cannot place, with the pod's own reason.
+a suspended spec, and each waiting trial's status.waiting: Kueue's admission state and place in
+its LocalQueue, the scheduler's reason, the image being pulled, with the time waited.
 """
 
 from __future__ import annotations
@@ -74,6 +75,25 @@ def _age(trial: Mapping[str, Any], now: datetime) -> float | None:
     return (now - since).total_seconds() if since else None
 
 
+def waiting_text(waiting: Mapping[str, Any], now: datetime) -> str:
+    """A trial's status.waiting in one line: who holds it, where, how long, in the holder's words."""
+    where = ""
+    if waiting.get("queue"):
+        where = f"LocalQueue {waiting['queue']}"
+        if waiting.get("clusterQueue"):
+            where += f" → ClusterQueue {waiting['clusterQueue']}"
+        if waiting.get("position"):
+            where += f", #{waiting['position']}"
+            if waiting.get("pending") is not None:
+                where += f" of {waiting['pending']} pending"
+        where = f" ({where})"
+    since = _parse(waiting.get("since"))
+    waited = _duration((now - since).total_seconds() if since else waiting.get("seconds"))
+    message = str(waiting.get("message") or "")
+    return (f"{waiting.get('source', '?')}: {waiting.get('reason', '?')}{where} for {waited}"
+            + (f": {message}" if message else ""))
+
+
 def state_of(
     sweep: Mapping[str, Any],
     trials: Sequence[Mapping[str, Any]],
@@ -94,6 +114,8 @@ def state_of(
             continue
         name = str((trial.get("metadata") or {}).get("name"))
         why = pod_reasons.get(name)
+        if why is None and trial_status.get("waiting"):
+            why = waiting_text(trial_status["waiting"], now)
         if why is None and trial_status.get("retryAfter"):
             why = f"retrying after {trial_status['retryAfter']} ({trial_status.get('reason') or 'infra failure'})"
         trial_spec = trial.get("spec") or {}
@@ -108,7 +130,9 @@ def state_of(
         waiting.append(
             f"{status['waiting'].get('reason')}: {status['waiting'].get('message') or ''}".rstrip(": ")
         )
-    waiting += [f"{line.name}: {line.why}" for line in active if line.why and "Unschedulable" in line.why]
+    # the trials held by the cluster (Kueue's quota, the scheduler), not by their own steps
+    waiting += [f"{line.name}: {line.why}" for line in active if line.why and (
+        "Unschedulable" in line.why or line.why.startswith(("kueue:", "scheduler:")))]
     finished = next(
         (
             f"{c['type']}: {c.get('message') or c.get('reason')}"

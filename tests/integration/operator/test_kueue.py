@@ -46,32 +46,40 @@ def kueue(kubeconfig: str) -> Iterator[None]:
 
 
 @pytest.fixture
-def queues(kueue: None, namespace: str) -> Iterator[dict[str, str]]:
-    """A ResourceFlavor, a ClusterQueue with room for two trial pods, two LocalQueues feeding it."""
-    suffix = uuid.uuid4().hex[:6]
-    flavor, cq = f"buzz-flavor-{suffix}", f"buzz-shared-{suffix}"
-    kubectl("label", "namespace", namespace, NAMESPACE_LABEL)
-    # cpu, memory and ephemeral storage are covered generously (Kueue refuses a Workload asking for
-    # a resource its ClusterQueue does not cover); `pods` is the quota that binds: two trials
-    quota = {"cpu": "64", "memory": "256Gi", "ephemeral-storage": "1Ti", "pods": str(QUOTA_PODS)}
-    objects = [
-        {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": flavor}},
-        {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq},
-         "spec": {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
-                  "resourceGroups": [{"coveredResources": list(quota),
-                                      "flavors": [{"name": flavor, "resources": [
-                                          {"name": k, "nominalQuota": v} for k, v in quota.items()]}]}]}},
-        *({"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": {"name": f"team-{s}", "namespace": namespace},
-           "spec": {"clusterQueue": cq}} for s in SWEEPS),
-    ]
-    kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
-    yield {"flavor": flavor, "clusterQueue": cq}
+def make_queues(kueue: None, namespace: str) -> Iterator[Any]:
+    """make_queues(pods, *local_queues): a ResourceFlavor, a ClusterQueue with room for `pods` trial
+    pods, and LocalQueues feeding it in the test's namespace (labelled for Kueue); removed after."""
+    made: list[tuple[str, str]] = []
+
+    def make(pods: int, *local_queues: str) -> dict[str, str]:
+        suffix = uuid.uuid4().hex[:6]
+        flavor, cq = f"buzz-flavor-{suffix}", f"buzz-shared-{suffix}"
+        kubectl("label", "--overwrite", "namespace", namespace, NAMESPACE_LABEL)
+        # cpu, memory and ephemeral storage are covered generously (Kueue refuses a Workload asking
+        # for a resource its ClusterQueue does not cover); `pods` is the quota that binds
+        quota = {"cpu": "64", "memory": "256Gi", "ephemeral-storage": "1Ti", "pods": str(pods)}
+        objects = [
+            {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": flavor}},
+            {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq},
+             "spec": {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                      "resourceGroups": [{"coveredResources": list(quota),
+                                          "flavors": [{"name": flavor, "resources": [
+                                              {"name": k, "nominalQuota": v} for k, v in quota.items()]}]}]}},
+            *({"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": {"name": lq, "namespace": namespace},
+               "spec": {"clusterQueue": cq}} for lq in local_queues),
+        ]
+        kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        made.append((flavor, cq))
+        return {"flavor": flavor, "clusterQueue": cq}
+
+    yield make
     # while Kueue still runs, so it releases its finalizers and the namespace can go
     subprocess.run(["kubectl", "-n", namespace, "delete", "pods,workloads", "--all", "--timeout=90s"],
                    capture_output=True)
     kubectl("-n", namespace, "delete", "localqueues", "--all", "--ignore-not-found", "--wait=false")
-    kubectl("delete", "clusterqueue", cq, "--ignore-not-found", "--wait=false")
-    kubectl("delete", "resourceflavor", flavor, "--ignore-not-found", "--wait=false")
+    for flavor, cq in made:
+        kubectl("delete", "clusterqueue", cq, "--ignore-not-found", "--wait=false")
+        kubectl("delete", "resourceflavor", flavor, "--ignore-not-found", "--wait=false")
 
 
 @dataclass
@@ -114,8 +122,9 @@ def complete(namespace: str, name: str) -> dict[str, Any] | None:
 
 
 async def test_two_sweeps_share_a_cluster_queue_for_two_trials(  # type: ignore[no-untyped-def]
-    kube: Kube, namespace, crds, sweep_secrets, make_sweep, queues, tmp_path: Path, capsys
+    kube: Kube, namespace, crds, sweep_secrets, make_sweep, make_queues, tmp_path: Path, capsys
 ) -> None:
+    queues = make_queues(QUOTA_PODS, *(f"team-{s}" for s in SWEEPS))
     seen = Seen()
 
     def on_pod(kind: str, pod: dict[str, Any]) -> None:
@@ -188,6 +197,35 @@ async def test_two_sweeps_share_a_cluster_queue_for_two_trials(  # type: ignore[
               f"{seen.max_admitted} (with terminating ones {seen.max_admitted_or_terminating}); "
               f"{len({t for t, _ in kueue_waits})} trials held by Kueue; reasons seen {reasons}; "
               f"e.g. {example['queue']} #{example.get('position')}: {example['message']}")
+
+
+def test_a_pod_kueue_never_admits_fails_as_infra_at_the_bound(  # type: ignore[no-untyped-def]
+    namespace, crds, sweep_secrets, make_sweep, make_queues, tmp_path: Path
+) -> None:
+    """A ClusterQueue with no room: the trial's pod waits queueWaitSeconds, then the try fails as
+    QueueWaitExceeded — infra, outcome launch, Kueue's reason in the message — and the task was
+    never posted, so nothing is charged to the agents."""
+    queues = make_queues(0, "team-full")
+    body = make_sweep("qfull", store_url=f"file://{tmp_path / 'store'}", tasks=["hello-file"], cpuRequestFraction=0.1,
+                      queueName="team-full", queueWaitSeconds=15, retry={"maxRetries": 0})
+    with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
+        kubectl("-n", namespace, "apply", "-f", "-", stdin=json.dumps(body))
+        deadline, trial = time.monotonic() + 300, None
+        while time.monotonic() < deadline:
+            trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
+            trial = trials[0] if trials else None
+            if trial and (trial.get("status") or {}).get("phase") == "Failed":
+                break
+            time.sleep(2)
+    assert runner.exception is None, runner.output
+    assert trial is not None
+    status = trial["status"]
+    assert (status.get("phase"), status.get("reason"), status.get("failureClass"), status.get("outcome")) == (
+        "Failed", "QueueWaitExceeded", "infra", "launch"), status
+    message = status.get("message") or ""
+    assert f"LocalQueue team-full (ClusterQueue {queues['clusterQueue']})" in message, message
+    assert "spec.queueWaitSeconds" in message and "QueuedInKueue" in message, message
+    assert not status.get("taskEventId") and not status.get("waiting"), status
 
 
 def test_kueue_is_scoped_to_labelled_namespaces(kueue: None, namespace: str) -> None:

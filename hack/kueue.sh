@@ -66,7 +66,9 @@ manifests() {  # the narrowed install, written once per version and script conte
   if [ ! -f "$out" ]; then
     local dir; dir=$(module_dir)
     kc kustomize "$dir/config/default" > "$out.rendered" || die "kubectl kustomize $dir/config/default failed"
-    python3 "$ROOT/hack/kueue_manifests.py" "$out.rendered" "$KQ_IMAGE" > "$out.tmp" && mv "$out.tmp" "$out"
+    # PyYAML: the project's .venv (make install) has it; a bare python3 may not
+    local py=$ROOT/.venv/bin/python; [ -x "$py" ] || py=python3
+    "$py" "$ROOT/hack/kueue_manifests.py" "$out.rendered" "$KQ_IMAGE" > "$out.tmp" && mv "$out.tmp" "$out"
     rm -f "$out.rendered"
   fi
   echo "$out"

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import REGRADE
+from buzz_operator.api.patch import merge_patch
 from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.sweep import QUEUE_NAME, QUEUE_NAME_MAX, BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.inputs import datasets, resolve
@@ -37,7 +38,6 @@ from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
 from buzz_operator.sweep.summary_doc import results_digest, summary_document
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
-from buzz_operator.trial.state import merge_patch
 
 log = logging.getLogger(__name__)
 # The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.

@@ -29,6 +29,7 @@ from typing import Any
 
 from buzz_operator.api.common import ConditionStatus, CostRange
 from buzz_operator.api.conditions import set_condition
+from buzz_operator.api.patch import merge_patch
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import (
@@ -482,19 +483,3 @@ def released(status: BuzzTrialStatus, now: datetime, *, generation: int | None =
 def status_patch(old: BuzzTrialStatus, new: BuzzTrialStatus) -> dict[str, Any]:
     """JSON merge patch (RFC 7396) from ``old`` to ``new``: changed fields only, null for cleared ones."""
     return merge_patch(old.to_api(), new.to_api())
-
-
-def merge_patch(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    # Objects are diffed key by key (a merge patch merges them, so a key missing from the
-    # patch would survive); lists and scalars are replaced whole.
-    patch: dict[str, Any] = {}
-    for key, value in after.items():
-        old = before.get(key)
-        if isinstance(old, dict) and isinstance(value, dict):
-            nested = merge_patch(old, value)
-            if nested:
-                patch[key] = nested
-        elif old != value:
-            patch[key] = value
-    patch.update({key: None for key in before.keys() - after.keys()})
-    return patch

@@ -16,6 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 RESULTS_ENV = "BUZZ_BENCH_RESULTS"
+# Where the benchmarks leave files for a reader (the P1 phase plot, the operator profile):
+# bench/out/ in the clone, ignored by git; bench/run.py passes the same folder to each benchmark.
+OUT_ENV = "BUZZ_BENCH_OUT"
+# The run (1-based) of bench/run.py --runs N a benchmark process is; unset when run on its own.
+RUN_ENV = "BUZZ_BENCH_RUN"
 LOWER, HIGHER, INFO = "<=", ">=", "info"
 
 
@@ -84,6 +89,13 @@ def percentile(samples: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def out_dir(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    path = Path(env.get(OUT_ENV) or Path(__file__).resolve().parent / "out")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def record(figure: Figure, results: Path | None = None) -> Figure:
     """Print the figure and append it to the results file, if one is configured."""
     print(
@@ -106,8 +118,31 @@ def load(path: Path) -> list[Figure]:
     return figures
 
 
-def table(figures: Iterable[Figure]) -> str:
-    rows = [("figure", "target", "measured (median (min..max, n))", "result")]
+def pool(runs: Sequence[Sequence[Figure]]) -> list[Figure]:
+    """One figure per name over several runs of the same benchmarks: its samples are the runs'
+    medians (each run judged as a whole, so a run of 5 trials and one of 3 weigh the same, and the
+    spread printed is the run-to-run spread), the median of them is what is judged. Unit, target
+    and decimals come from the last run that measured it, and so does the note; ``extra`` keeps
+    how many runs and samples went in. In the order the figures were first recorded."""
+    grouped: dict[str, list[Figure]] = {}
+    for figures in runs:
+        for figure in figures:
+            grouped.setdefault(figure.name, []).append(figure)
+    pooled = []
+    for name, seen in grouped.items():
+        last = seen[-1]
+        pooled.append(Figure(name, last.unit, [f.median for f in seen], last.goal, last.target, note=last.note,
+                             decimals=last.decimals,
+                             extra={"runs": float(len(seen)), "samples": float(sum(len(f.samples) for f in seen))}))
+    return pooled
+
+
+SAMPLES_HEADER = "measured (median (min..max, n))"
+RUNS_HEADER = "measured: median of the runs' medians (min..max of them, n runs)"
+
+
+def table(figures: Iterable[Figure], measured_header: str = SAMPLES_HEADER) -> str:
+    rows = [("figure", "target", measured_header, "result")]
     rows += [(f.name, f.target_text(), f.measured(), f.verdict()) for f in figures]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []

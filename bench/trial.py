@@ -15,6 +15,14 @@ gives the agent's active time (task posted -> DONE: detected, from the operator'
 The baseline is a bare pod of the same task image, one container that sleeps: create -> Running
 (watched) -> the first `true` exec answers. Ratio = median operator-added / median bare pod.
 
+Operator CPU per trial: utime+stime (and reaped children's) of the operator process from
+/proc/<pid>/stat, read when the sweep is created (the operator started and idle: its imports and
+startup are reported apart) and 1 s after the last trial finished, over the trials finished.
+
+Each finished trial's phases (bench/phases.py: created -> Provisioning -> ... -> Succeeded, from
+its final status.phaseTimes and the watch) go to p1-phases.jsonl in the bench output folder
+(bench/out/), plotted with the bare pods as p1-phases.png beside it.
+
     .venv/bin/python bench/trial.py [--attempts 5] [--task hello-file]
 """
 
@@ -45,10 +53,12 @@ from kubernetes_asyncio import watch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from cluster import stage, sweep_body  # noqa: E402
-from figures import INFO, LOWER, Figure, record  # noqa: E402
+from figures import INFO, LOWER, RUN_ENV, Figure, out_dir, record  # noqa: E402
+from phases import PLOT_FILE, ROWS_FILE, SEGMENTS, breakdown, draw, read_rows  # noqa: E402
 
 TARGET_RATIO = 1.5
 TARGET_WRITES = 15.0
+TARGET_CPU_S = 0.25
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
@@ -83,12 +93,42 @@ async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
     return elapsed
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU-seconds the process used so far: utime + stime, and those of its reaped children."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # fields 3.. (comm may hold spaces)
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # fields 14-17
+
+
+def _sampled(stats_path: Path) -> bool:
+    return stats_path.is_file() and stats_path.stat().st_size > 0
+
+
+async def settled_cpu(operator: subprocess.Popen[bytes], stats_path: Path, within_s: float = 60.0) -> float:
+    """The operator's CPU-seconds once it has started (imported, logged in, its watches up): the
+    first stats sample is written after the imports, then CPU must stay flat for a second."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and not _sampled(stats_path):
+        if operator.poll() is not None:
+            break
+        await asyncio.sleep(0.2)
+    last = cpu_seconds(operator.pid)
+    while time.monotonic() < deadline and operator.poll() is None:
+        await asyncio.sleep(1.0)
+        now = cpu_seconds(operator.pid)
+        if now - last < 0.03:
+            return now
+        last = now
+    return last
+
+
 class PhaseClock:
-    """Local times at which each trial was first seen in each phase (and created)."""
+    """Times (epoch seconds, this host) at which each trial was first seen in each phase (and
+    created), and the last status seen of each."""
 
     def __init__(self, kube: Kube, namespace: str) -> None:
         self.kube, self.namespace = kube, namespace
         self.seen: dict[str, dict[str, float]] = {}
+        self.status: dict[str, dict[str, object]] = {}
 
     async def run(self) -> None:
         while True:
@@ -96,8 +136,9 @@ class PhaseClock:
             try:
                 async for event in stream.stream(self.kube.custom.list_namespaced_custom_object, GROUP, VERSION,
                                                  self.namespace, "buzztrials", timeout_seconds=60):
-                    obj, now = event["object"], time.perf_counter()
+                    obj, now = event["object"], time.time()
                     phases = self.seen.setdefault(obj["metadata"]["name"], {"created": now})
+                    self.status[obj["metadata"]["name"]] = obj.get("status") or {}
                     phase = (obj.get("status") or {}).get("phase")
                     if phase and phase not in phases:
                         phases[phase] = now
@@ -113,6 +154,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
     operator: subprocess.Popen[bytes] | None = None
     clock_task: asyncio.Task[None] | None = None
     bare: list[float] = []
+    cpu: dict[str, float] = {}
     try:
         async with stage(kube, "bench-trial") as where:
             namespace = where.namespace
@@ -127,8 +169,14 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                     [sys.executable, os.environ.get("BUZZ_BENCH_OPERATOR", str(ROOT / "bench" / "observed_operator.py")),
                      namespace, str(stats_path)],
                     stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT / "operator")})
+            began = time.monotonic()
+            cpu["startup"] = await settled_cpu(operator, stats_path)
+            cpu["started_after_s"] = time.monotonic() - began
+            await asyncio.sleep(5.0)  # the idle operator's own CPU rate, to read the per-trial figure by
+            cpu["idle_rate"] = (cpu_seconds(operator.pid) - cpu["startup"]) / 5.0
             body = sweep_body("p1", store_url=f"file://{tmp / 'store'}", tasks=[args.task], attempts=args.attempts,
                               parallelism=1)
+            cpu["begin"] = cpu_seconds(operator.pid)
             await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
             deadline = time.monotonic() + args.timeout
             while time.monotonic() < deadline:
@@ -138,7 +186,10 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                 if operator.poll() is not None:
                     raise RuntimeError(f"operator exited {operator.returncode}; see {log_path}")
                 await asyncio.sleep(1.0)
-            seen = dict(clock.seen)
+            if operator.poll() is None:
+                await asyncio.sleep(1.0)  # the finish's own tail (release, Event) on the operator's clock
+                cpu["end"] = cpu_seconds(operator.pid)
+            seen, statuses = dict(clock.seen), dict(clock.status)
             stop(operator)
     finally:
         if operator is not None:
@@ -146,7 +197,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
         if clock_task is not None:
             clock_task.cancel()
         await kube.close()
-    return report(args, bare, seen, stats_path, tmp / "store" / "p1")
+    return report(args, bare, seen, statuses, cpu, stats_path, tmp / "store" / "p1")
 
 
 def stop(operator: subprocess.Popen[bytes]) -> None:
@@ -168,8 +219,8 @@ def agent_active_s(bundles: Path, trial: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str, float]], stats_path: Path,
-           bundles: Path) -> int:
+def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str, float]],
+           statuses: dict[str, dict[str, object]], cpu: dict[str, float], stats_path: Path, bundles: Path) -> int:
     ok = True
     finished = {name: p for name, p in seen.items() if "Succeeded" in p}
     failed = [name for name, p in seen.items() if "Failed" in p]
@@ -197,6 +248,16 @@ def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str
                                  sorted(a / base for a in added), LOWER, TARGET_RATIO, decimals=2,
                                  note=f"operator-added {statistics.median(added):.2f} s vs bare pod {base:.2f} s; "
                                       f"task {args.task}")).passed)
+    if "end" in cpu:
+        used = cpu["end"] - cpu["begin"]
+        profiled = os.environ.get("BUZZ_BENCH_OPERATOR")
+        ok &= bool(record(Figure("P1 operator CPU per finished trial", "CPU-s", [used / len(finished)], LOWER,
+                                 TARGET_CPU_S, decimals=3,
+                                 note=f"{used:.2f} CPU-s for {len(finished)} trials, sweep created -> 1 s after the "
+                                      f"last finished (idle operator {cpu['idle_rate']:.3f} CPU-s/s); "
+                                      f"startup {cpu['startup']:.2f} CPU-s in {cpu['started_after_s']:.1f} s, apart"
+                                      + (f"; operator run by {Path(profiled).name}" if profiled else ""))).passed)
+    plot_phases(finished, statuses, active, bare)
     records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
     samples = [r for r in records if r["kind"] == "sample"]
     if samples:
@@ -212,6 +273,35 @@ def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str
                                  note=f"{sum(requests.values()) / len(finished):.0f} requests per trial incl. "
                                       f"watches and exec; {top}")).passed)
     return 0 if ok else 1
+
+
+def plot_phases(finished: dict[str, dict[str, float]], statuses: dict[str, dict[str, object]],
+                active: dict[str, float], bare: list[float]) -> None:
+    """Append this run's phase rows to the output folder's p1-phases.jsonl (a run on its own starts
+    it anew), record each phase's durations as info figures, and redraw p1-phases.png."""
+    run = os.environ.get(RUN_ENV)
+    rows_path = out_dir() / ROWS_FILE
+    if run is None:
+        rows_path.unlink(missing_ok=True)
+    rows: list[dict[str, object]] = [{"kind": "bare", "run": int(run or 1), "samples": bare}]
+    for name in sorted(finished, key=lambda n: finished[n]["created"]):
+        times = statuses.get(name, {}).get("phaseTimes")
+        segments = breakdown(finished[name]["created"], finished[name], times if isinstance(times, dict) else {})
+        rows.append({"kind": "trial", "run": int(run or 1), "trial": name, "segments": segments,
+                     "active_s": active.get(name)})
+    with rows_path.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+    trials = [r for r in rows if r["kind"] == "trial"]
+    for label in SEGMENTS:
+        durations = [sum(end - begin for seg, begin, end, _ in t["segments"] if seg == label)  # type: ignore[attr-defined]
+                     for t in trials]
+        record(Figure(f"P1 phase: {label}", "s", durations, INFO, decimals=2))
+    try:
+        drawn = draw(read_rows(rows_path), rows_path.with_name(PLOT_FILE))
+    except ImportError as error:  # matplotlib is in the dev extras; without it the rows are still written
+        print(f"phase plot not drawn ({error}); rows in {rows_path}")
+    else:
+        print(f"phase plot: {drawn}")
 
 
 def main() -> int:

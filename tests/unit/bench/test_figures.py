@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
-from figures import HIGHER, INFO, LOWER, Figure, load, percentile, record, table
+from figures import HIGHER, INFO, LOWER, RUNS_HEADER, Figure, load, percentile, pool, record, table
 
 
 def test_lower_is_better_is_judged_on_the_median_not_the_best_run() -> None:
@@ -60,3 +60,16 @@ def test_recorded_figures_come_back_in_order_and_make_one_table(tmp_path: Path) 
     assert lines[2].startswith("P3 provision") and lines[2].endswith("pass")
     assert lines[3].startswith("P2 throughput") and lines[3].endswith("MISS")
     assert "<= 300 ms" in lines[2] and ">= 20 trials/s" in lines[3]
+
+
+def test_pooled_runs_judge_the_median_of_the_run_medians_in_first_seen_order() -> None:
+    runs = [[Figure("a", "ms", [1, 2, 30], LOWER, 5, note="run 1"), Figure("b", "x", [7.0], INFO)],
+            [Figure("a", "ms", [8, 9, 10], LOWER, 5, note="run 2")],
+            [Figure("c", "s", [1.0], INFO), Figure("a", "ms", [3, 4], LOWER, 5, note="run 3")]]
+    a, b, c = pool(runs)
+    assert [a.name, b.name, c.name] == ["a", "b", "c"]
+    assert a.samples == [2, 9, 3.5] and a.median == 3.5 and a.passed is True
+    assert a.note == "run 3" and a.extra == {"runs": 3.0, "samples": 8.0}
+    assert a.measured() == "3.5 ms (2.0..9.0, n=3)"
+    assert b.samples == [7.0] and b.extra["runs"] == 1.0  # measured in one run only: n says so
+    assert "measured: median of the runs' medians" in table([a], RUNS_HEADER).splitlines()[0]

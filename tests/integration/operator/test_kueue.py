@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from buzz_operator.api.common import GROUP, TRIALS, VERSION
 from buzz_operator.api.labels import COMPONENT, KUEUE_ADMISSION_GATE, TRIAL_POD
+from buzz_operator.cli.sweep_watch import snapshot
 from buzz_operator.kube.client import Kube
 from kopf.testing import KopfRunner
 from kubernetes_asyncio import watch
@@ -161,10 +162,14 @@ async def test_two_sweeps_share_a_cluster_queue_for_two_trials(  # type: ignore[
                 kubectl("-n", namespace, "apply", "-f", "-", stdin=json.dumps(body))
             deadline = time.monotonic() + 900
             done: dict[str, dict[str, Any]] = {}
+            watched: str | None = None  # a line of `buzzctl sweep watch` naming Kueue as the holder
             while len(done) < len(SWEEPS) and time.monotonic() < deadline:
                 for sweep in SWEEPS:
                     if sweep not in done and (finished := complete(namespace, sweep)):
                         done[sweep] = finished
+                    if watched is None:
+                        screen = await snapshot(kube, namespace, sweep)
+                        watched = next((line for line in screen.waiting if ": kueue: " in line), None)
                 await asyncio.sleep(2)
         assert runner.exception is None, runner.output
     finally:
@@ -191,12 +196,13 @@ async def test_two_sweeps_share_a_cluster_queue_for_two_trials(  # type: ignore[
     _, example = quota[0]
     assert example["reason"] == "QueuedInKueue" and example["clusterQueue"] == queues["clusterQueue"], example
     assert example["queue"] in {f"team-{s}" for s in SWEEPS} and example.get("position", 0) >= 1, example
+    assert watched is not None and "QueuedInKueue (LocalQueue team-" in watched, watched
     with capsys.disabled():
         reasons = sorted({(w["source"], w["reason"]) for _, w in seen.waiting})
         print(f"\n[kueue] {len(trials)} trials in {ran_s:.0f}s; max trial pods admitted at once "
               f"{seen.max_admitted} (with terminating ones {seen.max_admitted_or_terminating}); "
               f"{len({t for t, _ in kueue_waits})} trials held by Kueue; reasons seen {reasons}; "
-              f"e.g. {example['queue']} #{example.get('position')}: {example['message']}")
+              f"e.g. {example['queue']} #{example.get('position')}: {example['message']}; sweep watch: {watched}")
 
 
 def test_a_pod_kueue_never_admits_fails_as_infra_at_the_bound(  # type: ignore[no-untyped-def]

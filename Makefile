@@ -82,7 +82,7 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 	@$(PYTEST) -q -p no:cacheprovider tests/integration $(wildcard tests/e2e/test_*.py) $(wildcard tests/faults/test_*.py)
 	@$(PYTEST) -q -rs -p no:cacheprovider tests/realstack
 
-bench: install cluster-up services ## performance benchmarks, then one table: figure, target, median and spread, pass/miss
+bench: install cluster-up services ## performance benchmarks, 3 runs each, then one table: figure, target, median and spread, pass/miss
 	@$(PY) bench/run.py
 
 chart: install ## helm lint and template of charts/buzz-operator (default and ci/ values); helm from hack/helm.sh

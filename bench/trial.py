@@ -93,10 +93,16 @@ async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
     return elapsed
 
 
+def stat_cpu_seconds(stat: str, ticks_per_s: int) -> float:
+    """utime + stime + cutime + cstime (fields 14-17) of a /proc/<pid>/stat line, in seconds; the
+    command name (field 2) is in parentheses and may itself hold spaces and parentheses."""
+    fields = stat.rsplit(")", 1)[1].split()  # from field 3 on
+    return sum(int(v) for v in fields[11:15]) / ticks_per_s
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU-seconds the process used so far: utime + stime, and those of its reaped children."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # fields 3.. (comm may hold spaces)
-    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # fields 14-17
+    return stat_cpu_seconds(Path(f"/proc/{pid}/stat").read_text(), os.sysconf("SC_CLK_TCK"))
 
 
 def _sampled(stats_path: Path) -> bool:

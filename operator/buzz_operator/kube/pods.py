@@ -144,8 +144,9 @@ Report = Callable[[PodWaiting | None], Awaitable[None]]
 WAIT_ROUND_S = 5
 # The waited seconds in status are refreshed this often when nothing else changed.
 REPORT_EVERY_S = 15.0
-# A pod running within this long is not explained at all (the common case on a cluster with room).
-REPORT_AFTER_S = 2
+# A pod running within this long is not explained at all: the common case on a cluster with room,
+# where a reason written and cleared again would be two status writes per trial for nothing.
+REPORT_AFTER_S = 5
 
 
 def trial_status_reporter(kube: Kube, namespace: str, trial: str) -> Report:

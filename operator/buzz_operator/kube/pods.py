@@ -15,10 +15,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.api.common import TRIALS
 from buzz_operator.api.trial import PodWaiting
-from buzz_operator.kube import kueue, resources
-from buzz_operator.kube.client import Kube
-from buzz_operator.kube.objects import read_pod
-from buzz_operator.trial.waiting import (
+from buzz_operator.api.waiting import (
     classify_wait,
     exceeded_message,
     queue_name,
@@ -26,6 +23,9 @@ from buzz_operator.trial.waiting import (
     same_wait,
     waited_s,
 )
+from buzz_operator.kube import kueue, resources
+from buzz_operator.kube.client import Kube
+from buzz_operator.kube.objects import read_pod
 
 log = logging.getLogger(__name__)
 

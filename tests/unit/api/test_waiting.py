@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from buzz_operator.api.trial import DEFAULT_QUEUE_SECONDS, TrialDeadlines, WaitSource
-from buzz_operator.trial.failures import FailureClass, classify_reason, failure_outcome
-from buzz_operator.trial.waiting import (
+from buzz_operator.api.waiting import (
     classify_wait,
     exceeded_message,
     position,
@@ -17,6 +16,7 @@ from buzz_operator.trial.waiting import (
     waited_s,
     workload_of,
 )
+from buzz_operator.trial.failures import FailureClass, classify_reason, failure_outcome
 
 NOW = datetime(2026, 12, 1, 22, 0, 0, tzinfo=UTC)
 GATE = {"name": "kueue.x-k8s.io/admission"}

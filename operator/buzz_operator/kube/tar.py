@@ -9,7 +9,7 @@ import io
 import posixpath
 import shlex
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from buzz_operator.kube import exec as kexec
@@ -77,6 +77,33 @@ async def download(
     if not result.ok:
         raise TarError(f"download of {source} failed ({result.exit_code}): {result.stderr[-500:]!r}")
     return unpack(result.stdout) if result.stdout else {}
+
+
+async def download_many(
+    kube: Kube, namespace: str, pod: str, container: str, sources: Sequence[str], *, timeout_s: float
+) -> dict[str, dict[str, bytes]]:
+    """`download` of several absolute directories in one exec (one tar rooted at /): by source,
+    the regular files under it by path relative to it; {} for a source that is absent."""
+    wanted = [posixpath.normpath(source).lstrip("/") for source in sources]
+    listed = " ".join(shlex.quote(w) for w in wanted)
+    script = f'set --; for d in {listed}; do [ -d "/$d" ] && set -- "$@" "$d"; done; ' \
+             '[ "$#" -eq 0 ] || tar -c -f - -C / "$@"'
+    result = await kexec.run(kube, namespace, pod, container, script, timeout_s=timeout_s)
+    if not result.ok:
+        raise TarError(f"download of {', '.join(sources)} failed ({result.exit_code}): {result.stderr[-500:]!r}")
+    return split_by_source(unpack(result.stdout) if result.stdout else {}, sources)
+
+
+def split_by_source(files: Mapping[str, bytes], sources: Sequence[str]) -> dict[str, dict[str, bytes]]:
+    """A tar rooted at / unpacked, back into one `{relative path: content}` per source directory."""
+    left = dict(files)
+    out: dict[str, dict[str, bytes]] = {source: {} for source in sources}
+    # the longest source first, so a file under a nested source is not also its parent's
+    for source in sorted(sources, key=lambda s: -len(posixpath.normpath(s))):
+        root = posixpath.normpath(source).lstrip("/")
+        for name in [n for n in left if n.startswith(root + "/")]:
+            out[source][name[len(root) + 1:]] = left.pop(name)
+    return out
 
 
 def write_tree(files: Mapping[str, bytes], root: Path) -> list[Path]:

@@ -4,7 +4,7 @@ turn stream failures into the failure reasons of failures.py; keep runtime facts
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -82,14 +82,22 @@ async def download(ctx: TrialContext, pod: str, source: str, *, timeout_s: float
         raise await stream_broken(ctx, pod, exc) from exc
 
 
-async def record(ctx: TrialContext, pod: str, facts: Mapping[str, Any]) -> None:
-    """Keep runtime facts (dispositions, timestamps) in the pod's state dir, one JSON file each:
-    they belong to this try exactly as long as its pod does, and the bundle step reads them."""
-    await upload_files(ctx, pod, STATE_DIR, {f"{k}.json": json.dumps(v).encode() for k, v in facts.items()})
+async def download_many(ctx: TrialContext, pod: str, sources: Sequence[str], *,
+                        timeout_s: float = 120.0) -> dict[str, dict[str, bytes]]:
+    """Several directories in one exec (bundling reads five): by source, its files."""
+    try:
+        return await tar.download_many(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, sources, timeout_s=timeout_s)
+    except (tar.TarError, kexec.ExecError) as exc:
+        raise await stream_broken(ctx, pod, exc) from exc
 
 
-async def recorded(ctx: TrialContext, pod: str) -> dict[str, Any]:
-    files = await download(ctx, pod, STATE_DIR)
+def fact_files(facts: Mapping[str, Any]) -> dict[str, bytes]:
+    """Runtime facts as the files `record` writes, by name under STATE_DIR."""
+    return {f"{k}.json": json.dumps(v).encode() for k, v in facts.items()}
+
+
+def parse_facts(files: Mapping[str, bytes]) -> dict[str, Any]:
+    """The facts among STATE_DIR's files (what `record` wrote, and the scripts that record)."""
     out: dict[str, Any] = {}
     for name, data in files.items():
         if name.endswith(".json"):
@@ -98,3 +106,9 @@ async def recorded(ctx: TrialContext, pod: str) -> dict[str, Any]:
             except ValueError:
                 continue
     return out
+
+
+async def record(ctx: TrialContext, pod: str, facts: Mapping[str, Any]) -> None:
+    """Keep runtime facts (dispositions, timestamps) in the pod's state dir, one JSON file each:
+    they belong to this try exactly as long as its pod does, and the bundle step reads them."""
+    await upload_files(ctx, pod, STATE_DIR, fact_files(facts))

@@ -44,6 +44,41 @@ INSTALL_VERIFIER_DEPS = (
 )
 
 PREPARE = f"mkdir -p {STATE_DIR} /logs/artifacts /logs/verifier"
+TRUST_STORE_WORDS = ("present", "seeded", "failed")
+VERIFIER_DEPS_WORDS = ("present", "installed", "unavailable")
+TRUST_STORE_LINE = "@@trust-store "
+MANIFEST_FAILED = "@@manifest-exit "
+PREPARE_FAILED = "@@prepare-exit "
+
+
+def recording(fact: str, script: str, words: tuple[str, ...]) -> str:
+    """`script`, whose last stdout line is one of `words` (else the last word), recorded in the
+    pod as the fact `fact` — the file runtime_io.record would write — and echoed: one exec
+    where a run and a record were two (bench/trial.py)."""
+    return f'{_record_word(fact, script, words)}\necho "$v"'
+
+
+def _record_word(fact: str, script: str, words: tuple[str, ...]) -> str:
+    # sets $v; kept out of a $(...) so that no shell has to parse a case inside one
+    return (
+        f"v=$( ( {script} ) | tail -n 1 )\n"
+        f'case "$v" in {"|".join(words)}) ;; *) v={words[-1]} ;; esac\n'
+        f"printf '\"%s\"' \"$v\" > {STATE_DIR}/{fact}.json"
+    )
+
+
+def prepare_pod(read_manifest: str) -> str:
+    """Launch's first exec: the stack's digests read back, the pod's directories made, the trust
+    store seeded (docs/corridor.md#trust-store) and its disposition recorded. Prints the
+    manifest, then `@@trust-store <word>`; or `@@manifest-exit N` / `@@prepare-exit N` alone
+    when the read or the mkdir failed (the step reports them as before)."""
+    return (
+        f'manifest=$({read_manifest}) || {{ echo "{MANIFEST_FAILED}$?"; exit 0; }}\n'
+        f'{PREPARE} || {{ echo "{PREPARE_FAILED}$?"; exit 0; }}\n'
+        f"{_record_word('container_trust_store', SEED_TRUST_STORE, TRUST_STORE_WORDS)}\n"
+        'printf \'%s\\n\' "$manifest"\n'
+        f'echo "{TRUST_STORE_LINE}$v"'
+    )
 
 # Matches processes whose command line names the stack's bin directory ($BUZZ_MATCH), except
 # this shell and the forwarder; `kill -0` alone would count zombies (an exec'd seat that
@@ -133,8 +168,19 @@ def await_subscribed(seat_ids: list[str], marker: str, seconds: float, poll_s: f
     )
 
 
-def read_logs(seat_id: str) -> str:
-    return f"cat {remote_stdout_log(seat_id)} {remote_stderr_log(seat_id)} 2>/dev/null; true"
+def without_usage(seat_ids: list[str], marker: str) -> str:
+    """One line per seat still to settle: alive (not a zombie) and no `marker` in its logs yet —
+    the liveness and the log read of docs/corridor.md#usage-settle in one exec, not one each."""
+    lines = [f"MARKER={shlex.quote(marker)}"]
+    for seat in seat_ids:
+        pid = pid_file(seat)
+        lines.append(
+            f'p=$(cat {pid} 2>/dev/null); s=$(sed -n "s/^State:[[:space:]]*\\([A-Z]\\).*/\\1/p" /proc/$p/status 2>/dev/null); '
+            f'if [ -n "$p" ] && [ -n "$s" ] && [ "$s" != Z ] && '
+            f'! cat {remote_stdout_log(seat)} {remote_stderr_log(seat)} 2>/dev/null | grep -qF "$MARKER"; '
+            f'then echo "{seat}"; fi'
+        )
+    return "\n".join(lines)
 
 
 def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:

@@ -55,7 +55,7 @@ from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, recorded
+from buzz_operator.trial.runtime_io import download_many, parse_facts
 from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_shell import EVIDENCE_ERROR, STATE_DIR
 from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
@@ -66,12 +66,18 @@ from buzz_operator.trial.steps.tenant import read_tenant_secrets, scripted_actor
 EVIDENCE = "buzz-evidence.json"
 
 
-async def _best_effort(ctx: TrialContext, pod: str, source: str) -> dict[str, bytes]:
+VERIFIER_OUTPUT = "/logs/verifier"
+ARTIFACTS = "/logs/artifacts"
+# everything a try leaves in its pod, read in one exec (one tar) rather than one each
+GATHERED = (REMOTE_LOGS, REMOTE_PROMPTS, ARTIFACTS, STATE_DIR, VERIFIER_OUTPUT)
+
+
+async def _best_effort(ctx: TrialContext, pod: str) -> dict[str, dict[str, bytes]]:
     # A lost pod must not cost the bundle: write what can still be read.
     try:
-        return await download(ctx, pod, source)
+        return await download_many(ctx, pod, GATHERED)
     except (StepFailure, TimeoutError):
-        return {}
+        return {source: {} for source in GATHERED}
 
 
 async def _forwarder_log(ctx: TrialContext, pod: str) -> bytes:
@@ -83,26 +89,21 @@ async def _forwarder_log(ctx: TrialContext, pod: str) -> bytes:
 
 
 async def _gather(ctx: TrialContext, pod: str, agent_dir: Path, verifier_dir: Path) -> dict[str, Any]:
-    logs = await _best_effort(ctx, pod, REMOTE_LOGS)
-    logs = {k: v for k, v in logs.items() if "/" not in k}
-    tar.write_tree(logs, agent_dir)
-    tar.write_tree({k: v for k, v in (await _best_effort(ctx, pod, REMOTE_PROMPTS)).items() if "/" not in k},
-                   agent_dir)
+    found = await _best_effort(ctx, pod)
+    tar.write_tree({k: v for k, v in found[REMOTE_LOGS].items() if "/" not in k}, agent_dir)
+    tar.write_tree({k: v for k, v in found[REMOTE_PROMPTS].items() if "/" not in k}, agent_dir)
     if forwarder := await _forwarder_log(ctx, pod):
         (agent_dir / "relay-forwarder.log").write_bytes(forwarder)
-    artifacts = await _best_effort(ctx, pod, "/logs/artifacts")
+    artifacts = found[ARTIFACTS]
     if EVIDENCE in artifacts:
         (agent_dir / EVIDENCE).write_bytes(artifacts[EVIDENCE])
         transcript = transcript_from_evidence(json.loads(artifacts[EVIDENCE]))
         (agent_dir / "transcript.json").write_text(json.dumps(transcript, indent=2, sort_keys=True) + "\n")
-    state = await _best_effort(ctx, pod, STATE_DIR)
+    state = found[STATE_DIR]
     if EVIDENCE_ERROR in state:
         (agent_dir / EVIDENCE_ERROR).write_bytes(state[EVIDENCE_ERROR])
-    tar.write_tree(await _best_effort(ctx, pod, "/logs/verifier"), verifier_dir)
-    try:
-        return await recorded(ctx, pod)
-    except (StepFailure, TimeoutError):
-        return {}
+    tar.write_tree(found[VERIFIER_OUTPUT], verifier_dir)
+    return parse_facts(state)
 
 
 def _exception(status: BuzzTrialStatus, now: datetime) -> TrialException | None:

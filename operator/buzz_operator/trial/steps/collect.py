@@ -19,8 +19,14 @@ from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.trial import runtime_phase
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, record, sh, upload_files
-from buzz_operator.trial.runtime_shell import EVIDENCE_ERROR, INSTALL_VERIFIER_DEPS, STATE_DIR
+from buzz_operator.trial.runtime_io import download, fact_files, record, sh, upload_files
+from buzz_operator.trial.runtime_shell import (
+    EVIDENCE_ERROR,
+    INSTALL_VERIFIER_DEPS,
+    STATE_DIR,
+    VERIFIER_DEPS_WORDS,
+    recording,
+)
 from buzz_operator.trial.state import Collected, Spend
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -46,8 +52,8 @@ async def account(ctx: TrialContext, pod: str) -> Spend:
     )
 
 
-async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str | None:
-    """Evidence into the container; the error text when it could not be exported."""
+async def _export(ctx: TrialContext, status: BuzzTrialStatus) -> bytes | str:
+    """The evidence document exported from the relay, or the error text when it could not be."""
     try:
         handle, _ = await tenant_of(ctx, status.retries)
         secrets = await read_tenant_secrets(ctx, status)
@@ -67,25 +73,33 @@ async def _export(ctx: TrialContext, status: BuzzTrialStatus, pod: str) -> str |
         raise StepFailure("RelayUnavailable", f"evidence export: {type(exc).__name__}: {exc}"[:300]) from exc
     except (RelayError, ProvisioningError) as exc:
         return f"{type(exc).__name__}: {exc}"[:2000]
-    directory, _, name = REMOTE_EVIDENCE.rpartition("/")
-    await upload_files(ctx, pod, directory, {name: dumps_evidence(evidence).encode()})
-    return None
+    return dumps_evidence(evidence).encode()
+
+
+def _rooted(path: str) -> str:
+    return path.lstrip("/")
 
 
 async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
     pod = status.pod or ctx.pod(status.retries)
     await runtime_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
     spend = await account(ctx, pod)
-    error = await _export(ctx, status, pod)
-    await record(ctx, pod, {"buzz_evidence_exported": error is None})
-    if error is not None:
-        await upload_files(ctx, pod, STATE_DIR, {EVIDENCE_ERROR: error.encode()})
-        if ctx.task.buzz.requires_evidence:
-            raise SpentFailure("EvidenceExportFailed", "failed to export buzz-evidence.json; the trial has no "
-                                                       "verifiable relay state and must not be scored", spend)
+    exported = await _export(ctx, status)
+    error = exported if isinstance(exported, str) else None
+    # the evidence (or why there is none) and the fact that says which, in one upload
+    files = {f"{_rooted(STATE_DIR)}/{name}": data
+             for name, data in fact_files({"buzz_evidence_exported": error is None}).items()}
+    if error is None:
+        files[_rooted(REMOTE_EVIDENCE)] = exported
+    else:
+        files[f"{_rooted(STATE_DIR)}/{EVIDENCE_ERROR}"] = error.encode()
+    await upload_files(ctx, pod, "/", files)
+    if error is not None and ctx.task.buzz.requires_evidence:
+        raise SpentFailure("EvidenceExportFailed", "failed to export buzz-evidence.json; the trial has no "
+                                                   "verifiable relay state and must not be scored", spend)
+    script = recording("container_verifier_deps", INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_WORDS)
     try:
-        deps = (await sh(ctx, pod, INSTALL_VERIFIER_DEPS, timeout_s=VERIFIER_DEPS_DEADLINE_S)).last_line()
+        await sh(ctx, pod, script, timeout_s=VERIFIER_DEPS_DEADLINE_S)  # records its own disposition
     except TimeoutError:
-        deps = "unavailable"
-    await record(ctx, pod, {"container_verifier_deps": deps or "unavailable"})
+        await record(ctx, pod, {"container_verifier_deps": "unavailable"})
     return Collected(spend=spend)

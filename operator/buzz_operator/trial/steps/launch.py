@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import asyncio
 
+from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
 from buzz_operator.kube import objects
 from buzz_operator.kube.pods import trial_status_reporter, wait_running
 from buzz_operator.relay.tenant_models import TenantHandle, TenantSecrets
+from buzz_operator.trial import runtime_shell
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import record, sh, upload_files
+from buzz_operator.trial.runtime_io import sh, upload_files
 from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_relay_ca import install_relay_ca
-from buzz_operator.trial.runtime_shell import PREPARE, SEED_TRUST_STORE, await_subscribed, launch_seat
+from buzz_operator.trial.runtime_shell import await_subscribed, launch_seat
+from buzz_operator.trial.stack_install import READ_MANIFEST
 from buzz_operator.trial.state import Launched
-from buzz_operator.trial.steps.stack import installed_stack
+from buzz_operator.trial.steps.stack import digests_of
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
 READY_TIMEOUT_S = 60.0  # docs/corridor.md#readiness readiness_timeout_seconds
@@ -110,17 +113,29 @@ async def wait_ready(ctx: TrialContext, pod: str, channel_id: str) -> None:
                                             f"timeout: {waiting}") from exc
 
 
+async def prepare_pod(ctx: TrialContext, pod: str) -> StackDigests:
+    """One exec (runtime_shell.prepare_pod): the installed stack's digests, the pod's directories,
+    the trust store seeded and recorded — three scripts and a record before (bench/trial.py)."""
+    result = await sh(ctx, pod, runtime_shell.prepare_pod(READ_MANIFEST))
+    lines = result.text().splitlines()
+    last = lines[-1] if lines else ""
+    if not result.ok:
+        raise StepFailure("StackInstallFailed", f"preparing the pod: exit {result.exit_code}")
+    if last.startswith(runtime_shell.MANIFEST_FAILED):
+        raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {last.split()[-1]}")
+    if last.startswith(runtime_shell.PREPARE_FAILED):
+        raise StepFailure("StackInstallFailed", f"preparing the pod's directories: exit {last.split()[-1]}")
+    if not last.startswith(runtime_shell.TRUST_STORE_LINE):
+        raise StepFailure("StackInstallFailed", f"preparing the pod: unexpected output {last[:100]!r}")
+    return digests_of("\n".join(lines[:-1]) + "\n")
+
+
 async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
     retry = status.retries
     pod = await _start_pod(ctx, retry)
-    stack = await installed_stack(ctx, pod)
+    stack = await prepare_pod(ctx, pod)
     handle, _ = await tenant_of(ctx, retry)
     secrets = await read_tenant_secrets(ctx, status)
-    prepared = await sh(ctx, pod, PREPARE)
-    if not prepared.ok:
-        raise StepFailure("StackInstallFailed", f"preparing the pod's directories: exit {prepared.exit_code}")
-    trust_store = (await sh(ctx, pod, SEED_TRUST_STORE)).last_line() or "failed"
-    await record(ctx, pod, {"container_trust_store": trust_store})
     if ctx.relay.ca_pem is not None:  # after seeding: the task's own trust store stays the seed's
         await install_relay_ca(ctx, pod, ctx.relay.ca_pem)
     await _upload_prompts(ctx, pod, handle)

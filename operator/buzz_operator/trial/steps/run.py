@@ -32,7 +32,7 @@ from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
 from buzz_operator.trial.runtime_io import follow, record, sh
-from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_SEATS, read_logs, seats_alive
+from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_SEATS, seats_alive, without_usage
 from buzz_operator.trial.state import Ran
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -145,9 +145,8 @@ async def settle_usage(ctx: TrialContext, pod: str) -> float:
     started = time.monotonic()
     pending = [s.seat_id for s in ctx.seats]
     while pending and time.monotonic() - started < USAGE_SETTLE_S:
-        alive = (await sh(ctx, pod, seats_alive(pending))).text()
-        live = {line.split()[0] for line in alive.splitlines() if line.endswith(" alive")}
-        pending = [s for s in pending if s in live and USAGE_MARKER not in (await sh(ctx, pod, read_logs(s))).text()]
+        unsettled = set((await sh(ctx, pod, without_usage(pending, USAGE_MARKER))).text().split())
+        pending = [s for s in pending if s in unsettled]
         if pending:
             await asyncio.sleep(SETTLE_POLL_S)
     return time.monotonic() - started
@@ -196,13 +195,14 @@ async def run(ctx: TrialContext, status: BuzzTrialStatus) -> Ran:
                                                       f"{outage}"[:300])
     except (OSError, RelayError) as exc:
         raise StepFailure("RelayUnavailable", str(exc)[:300]) from exc
-    await record(ctx, pod, {"active_finished": time.time(), "stopped_without_done": completion is None and not timed_out,
-                            "completion_message": (completion or {}).get("content", ""),
-                            "scripted_events": [e.to_dict() for e in scripted],
-                            "scripted_unacknowledged": pending})
+    finished = {"active_finished": time.time(), "stopped_without_done": completion is None and not timed_out,
+                "completion_message": (completion or {}).get("content", ""),
+                "scripted_events": [e.to_dict() for e in scripted], "scripted_unacknowledged": pending}
     settled = await settle_usage(ctx, pod)
     await stop_seats(ctx, pod)
-    await record(ctx, pod, {"usage_settle_seconds": settled})
+    # one record for the run's end and its settle: a restart before it runs the step again, and
+    # the step finds the task posted and DONE already there (docs/corridor.md#restarts)
+    await record(ctx, pod, {**finished, "usage_settle_seconds": settled})
     note = f"scripted events never acknowledged by the agent: {pending}" if pending else None
     return Ran(task_event_id=task_event_id, completion_message_id=(completion or {}).get("id"), timed_out=timed_out,
                note=note)

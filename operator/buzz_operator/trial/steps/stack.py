@@ -19,7 +19,12 @@ async def installed_stack(ctx: TrialContext, pod: str) -> StackDigests:
     listed = await sh(ctx, pod, READ_MANIFEST)
     if not listed.ok:
         raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {listed.exit_code}")
+    return digests_of(listed.text())
+
+
+def digests_of(manifest: str) -> StackDigests:
+    """The digests of the manifest's text, or the failure that names what is wrong with it."""
     try:
-        return parse_manifest(listed.text())
+        return parse_manifest(manifest)
     except ManifestError as exc:
         raise StepFailure("StackInstallFailed", str(exc)[:300]) from exc

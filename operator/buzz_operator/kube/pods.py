@@ -29,6 +29,28 @@ from buzz_operator.kube.objects import read_pod
 
 log = logging.getLogger(__name__)
 
+
+class RawWatch(watch.Watch):
+    """A watch whose events carry the API's JSON only (`raw_object`, which is all this module
+    reads). kubernetes_asyncio's Watch builds an ApiClient of its own, loading the system CA
+    bundle (~44 ms of CPU), to turn each event into a typed model nobody here reads: a launching
+    pod opens a watch per change, and those two were a third of the operator's CPU per trial
+    (bench/profiled_operator.py)."""
+
+    def __init__(self) -> None:  # no ApiClient: nothing is deserialized
+        self._raw_return_type = None
+        self._stop = False
+        self.resource_version = None
+        self.resp = None
+
+    def get_return_type(self, func: object) -> str:
+        return ""  # falsy: unmarshal_event leaves `object` the JSON it came as
+
+    async def close(self) -> None:  # the response only: the API client is the operator's own
+        if self.resp is not None:
+            self.resp.release()
+            self.resp = None
+
 GONE = 410
 
 # Waiting reasons that will not resolve by waiting longer.
@@ -119,9 +141,7 @@ async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: floa
             if state.ready or state.reason is not None:
                 return state
             assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
-            # closed, not only stopped: every Watch owns an ApiClient (an aiohttp session) of
-            # its own, and one leaked per trial launch was an "Unclosed client session" each
-            async with watch.Watch() as stream:
+            async with RawWatch() as stream:
                 try:
                     async for event in stream.stream(
                         kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
@@ -180,7 +200,7 @@ async def explain_wait(kube: Kube, pod: dict[str, Any], now: datetime) -> PodWai
 
 async def _changed(kube: Kube, namespace: str, name: str, version: str, round_s: int, poll: float) -> None:
     """Returns at the pod's next change, or after `round_s`."""
-    async with watch.Watch() as stream:
+    async with RawWatch() as stream:
         try:
             async for _ in stream.stream(
                 kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",

@@ -19,16 +19,33 @@ import logging
 import time
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import asyncpg
+
+from buzz_operator.dev.relay import channels
+from buzz_operator.dev.relay.config import RelayConfig
 from buzz_operator.dev.relay.filters import FilterError, parse_filter
 from buzz_operator.dev.relay.store import query_events
 from buzz_operator.relay.hosts import normalize_host, relay_url_authority
 from buzz_operator.relay.nostr import verify_event
 
-if TYPE_CHECKING:
-    from buzz_operator.dev.relay.server import Relay
+
+class Relay(Protocol):
+    """What the bridge asks of the relay it fronts (server.Relay), named here so that the
+    server imports the bridge and never the other way round."""
+
+    config: RelayConfig
+    pool: asyncpg.Pool
+    authority: str
+
+    def _admitted(self, event: dict[str, Any], *, for_auth: bool = False) -> bool: ...
+
+    async def accept_event(self, event: Any, size: int, *, signer: str | None
+                           ) -> tuple[bool, str, list[channels.Delivery]]: ...
+
+    async def broadcast(self, deliveries: list[channels.Delivery]) -> None: ...
 
 log = logging.getLogger("buzz_operator.dev.relay.bridge")
 

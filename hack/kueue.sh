@@ -3,7 +3,8 @@
 #   hack/kueue.sh up       build the manager (cached by version), its image, install and wait ready
 #   hack/kueue.sh down     remove everything `up` installed (webhooks first, so nothing is gated)
 #   hack/kueue.sh status   installed and ready, or not
-# Idempotent: `up` on a running Kueue re-applies the same manifests and returns when ready.
+# Idempotent: `up` on a running Kueue re-applies the same manifests and returns when ready; one
+# `up` runs at a time (a lock in the cache).
 #
 # The manifests are Kueue's own config/default (kubectl kustomize of the module), narrowed by
 # hack/kueue_manifests.py so that only namespaces labelled buzz-operator.dev/kueue=enabled are
@@ -70,6 +71,8 @@ manifests() {  # the narrowed install, written once per version and script conte
     local py=$ROOT/.venv/bin/python; [ -x "$py" ] || py=python3
     "$py" "$ROOT/hack/kueue_manifests.py" "$out.rendered" "$KQ_IMAGE" > "$out.tmp" && mv "$out.tmp" "$out"
     rm -f "$out.rendered"
+    # renders of an older script are of no further use (down reads the newest)
+    find "$(dirname "$out")" -maxdepth 1 -name 'install-*.yaml' ! -name "$(basename "$out")" -delete
   fi
   echo "$out"
 }
@@ -85,6 +88,10 @@ ready() {
 up() {
   need_root
   kc get --raw /readyz >/dev/null 2>&1 || die "the local cluster is not running: 'make cluster-up' first"
+  # one `up` at a time: test sessions share the cluster and the cache (a build, an import, a render)
+  mkdir -p "$KQ"
+  exec 9>>"$KQ/up.lock"
+  flock 9
   build
   image
   local m; m=$(manifests)

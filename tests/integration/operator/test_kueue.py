@@ -6,7 +6,10 @@ parallelism would run three trials, so six are created at once and Kueue holds f
 from outside while the operator runs: never more than two trial pods past Kueue's gate at once,
 the held trials' status.waiting says Kueue holds them, in Kueue's words, with their LocalQueue,
 ClusterQueue and place; both sweeps finish with every trial scored. Kueue is installed for this
-module and removed after it, so no other test meets its webhooks.
+module (hack/kueue.sh up, idempotent) and left running after it: its webhooks and manager touch
+only namespaces labelled for it, so no other test meets them, and test sessions share this
+cluster — a `down` at the end of one would pull Kueue from under another session's test.
+`make kueue-down` (or cluster-down) removes it.
 """
 
 from __future__ import annotations
@@ -39,11 +42,9 @@ ATTEMPTS = 3
 
 
 @pytest.fixture(scope="module")
-def kueue(kubeconfig: str) -> Iterator[None]:
-    """Kueue up for this module (idempotent: builds and caches it on a fresh machine), down after."""
+def kueue(kubeconfig: str) -> None:
+    """Kueue up for this module (idempotent: builds and caches it on a fresh machine)."""
     hack("kueue.sh", "up")
-    yield
-    hack("kueue.sh", "down")
 
 
 @pytest.fixture

@@ -38,6 +38,13 @@ for t in nat filter mangle raw; do
 done
 # kube-router's ipsets (KUBE-SRC-*, KUBE-DST-*, kube-router-*), once no rule refers to them
 for s in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router)'); do ipset destroy "$s" 2>/dev/null; done
+# A pod sandbox the kubelet started while the stack was going down can outlive its killed shim
+# (a /pause reparented to init, seen once with Kueue's manager installed): nothing of a pod may
+# stay, and a cgroup with a process in it cannot be removed.
+for h in /sys/fs/cgroup/*/; do for g in kubepods k8s.io; do
+  [ -d "$h$g" ] && find "$h$g" -name cgroup.procs -exec cat {} + 2>/dev/null; done; done |
+  sort -u | while read -r pid; do kill -9 "$pid" 2>/dev/null; done
+sleep 0.2
 for h in /sys/fs/cgroup/*/; do for g in kubepods k8s.io; do
   [ -d "$h$g" ] && find "$h$g" -depth -type d -exec rmdir {} \; 2>/dev/null; done; done
 for s in $SYSCTLS; do

@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,8 +42,11 @@ from buzz_operator.relay.tenant import _plan, healthcheck, provision
 from buzz_operator.relay.tenant_models import DirectoryEntry, ProvisioningError, RelayTarget, TenantRequest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from figures import HIGHER, INFO, LOWER, Figure, percentile, record  # noqa: E402
+
+from tests.support.ports import free_port  # noqa: E402
 
 RUNS = 7
 PROVISION_RUNS = 15
@@ -61,12 +63,6 @@ def _dsn() -> str:
 def _with_db(dsn: str, database: str) -> str:
     p = urlsplit(dsn)
     return urlunsplit((p.scheme, p.netloc, f"/{database}", p.query, p.fragment))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 SEATS = [Seat("lead-1", "lead", "orchestrator", "lead", "ep", "rev", "buzz-agent", True, 1)] + [
@@ -166,7 +162,7 @@ async def main() -> int:
     await admin.execute(f'CREATE DATABASE "{database}"')
     dsn = _with_db(admin_dsn, database)
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    port = _free_port()
+    port = free_port()
     config = RelayConfig(f"ws://localhost:{port}", owner.pubkey_hex, relay_key.secret_hex, dsn, "127.0.0.1", port)
     target = RelayTarget(url=config.relay_url, owner_secret_hex=owner.secret_hex, pg_dsn=dsn,
                          connect_url=f"ws://127.0.0.1:{port}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import pytest
 
 from tests.support import cluster as cluster_fixtures
 from tests.support.corpus import load_corpus
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,12 +39,6 @@ host_ip = _e2e.host_ip
 with_database = _e2e.with_database
 ClusterRelay = _e2e.ClusterRelay
 RELAY_URL = _e2e.RELAY_URL
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

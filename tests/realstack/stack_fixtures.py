@@ -29,6 +29,7 @@ import pytest
 from buzz_operator.relay.nostr import Keypair
 
 from tests.support.cluster import RELAY_URL, ROOT, host_ip, kubectl, with_database
+from tests.support.ports import free_port as _free_port
 
 STACK_DIR = os.environ.get("BUZZ_STACK_DIR", "")
 RELAY_BIN = os.environ.get("BUZZ_RELAY_BIN", "")
@@ -48,12 +49,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"not run: {' and '.join(unset)} unset — this test runs Block's real "
                 f"{'agents and relay' if len(needs) == 2 else 'agents'} from binaries you supply "
                 "(tests/realstack/stack_fixtures.py, docs/real-stack.md)")))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("0.0.0.0", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_port(port: int, what: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 60) -> None:
@@ -117,7 +112,7 @@ def redis(tmp_path: Path) -> Iterator[str]:
     exe = shutil.which("redis-server")
     if exe is None:
         raise AssertionError("redis-server is not on PATH: hack/deps.sh installs it (Block's relay needs Redis)")
-    port = free_port()
+    port = _free_port("0.0.0.0")
     log = tmp_path / "redis.log"
     proc = _spawn([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
                   dict(os.environ), log)
@@ -138,7 +133,7 @@ class RealRelay:
 def real_relay(namespace: str, relay_db: str, pg_dsn: str, redis: str, tmp_path: Path) -> Iterator[RealRelay]:
     """Block's buzz-relay on the host, canonical URL ws://localhost:3600, behind Service `relay`."""
     owner = Keypair.generate()
-    port, health, metrics = free_port(), free_port(), free_port()
+    port, health, metrics = _free_port("0.0.0.0"), _free_port("0.0.0.0"), _free_port("0.0.0.0")
     dsn = with_database(pg_dsn, relay_db)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -173,7 +168,7 @@ class ScriptedModel:
 
 @pytest.fixture
 def scripted_model(namespace: str, tmp_path: Path) -> Iterator[ScriptedModel]:
-    port = free_port()
+    port = _free_port("0.0.0.0")
     log = tmp_path / "scripted-model.log"
     proc = _spawn([sys.executable, "-m", "buzz_operator.dev.model", "--port", str(port)], dict(os.environ), log)
     wait_port(port, "the scripted model", proc, log)

@@ -27,6 +27,7 @@ from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import await_healthy
 from buzz_operator.relay.tenant_models import RelayTarget
 
+from tests.support.ports import free_port
 from tests.support.private_ca import PrivateCA, make_private_ca
 
 
@@ -51,19 +52,13 @@ async def deploy_clusterip_relay(kube: Kube, namespace: str, pg_dsn: str, relay_
     return DirectRelay(url, target, owner)
 
 
-def _free_port(address: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((address, 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def host_tls_relay(pg_dsn: str, relay_db: str, directory: Path) -> Iterator[DirectRelay]:
     """The dev relay as a host process behind TLS; stopped (SIGTERM) when the block exits."""
     address = host_ip()
     ca = make_private_ca(directory, dns=(), ips=(address,))
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    port = _free_port(address)
+    port = free_port(address)
     url = f"wss://{address}:{port}"
     env = {**os.environ, "RELAY_URL": url, "RELAY_OWNER_PUBKEY": owner.pubkey_hex,
            "BUZZ_RELAY_PRIVATE_KEY": relay_key.secret_hex, "DATABASE_URL": with_database(pg_dsn, relay_db),

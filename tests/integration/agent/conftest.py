@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from buzz_operator.relay.tenant_models import (
 )
 
 from tests.support.databases import scratch_database
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
@@ -55,12 +55,6 @@ STOP_GRACE_S = 2.0  # TERM, wait, KILL (docs/corridor.md#stop)
 READY_TIMEOUT_S = 60.0  # docs/corridor.md#readiness readiness_timeout_seconds
 USAGE_SETTLE_S = 10.0  # the runtime allows 60 s; a stand-in turn reports within milliseconds
 USAGE_MARKER = "goose usage update"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +85,7 @@ class Stage:
 @pytest.fixture
 async def stage(agent_db: str, stack_dir: Path, tmp_path: Path) -> AsyncIterator[Stage]:
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    relay_port, canonical_port = _free_port(), _free_port()
+    relay_port, canonical_port = free_port(), free_port()
     config = RelayConfig(
         relay_url=f"ws://localhost:{canonical_port}",
         owner_pubkey=owner.pubkey_hex,

@@ -6,18 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.support.ports import free_port
 
 
 def test_console_script_serves_liveness_and_stops_on_sigterm(namespace: str, crds: None, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -16,6 +15,8 @@ from buzz_operator.condition.seats import Seat
 from buzz_operator.dev.relay import RelayConfig, serve
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant_models import DirectoryEntry, RelayTarget, TenantRequest
+
+from tests.support.ports import free_port
 
 
 def dsn_for_database(dsn: str, database: str) -> str:
@@ -69,11 +70,9 @@ class RunningRelay:
 @pytest.fixture
 async def relay(db_dsn: str) -> AsyncIterator[RunningRelay]:
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    # the canonical URL carries the real port, so the port is reserved first by binding to 0 and
+    # the canonical URL carries the real port, so the port is chosen first and
     # the tenant authority is fixed up after: RELAY_URL is `ws://localhost:<port>` as in docs/relay-protocol.md#relay-settings
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     config = RelayConfig(
         relay_url=f"ws://localhost:{port}",
         owner_pubkey=owner.pubkey_hex,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 import uuid
 
@@ -18,6 +17,8 @@ from buzz_operator.relay.tenant import healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+
+from tests.support.ports import free_port
 
 
 def _member(relay) -> tuple[Keypair, str]:
@@ -219,19 +220,13 @@ async def test_ttl_channel_is_archived_after_deadline(relay) -> None:
                         break
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def test_readiness_follows_postgres(pg_dsn: str, db_dsn: str) -> None:
     """The relay gets its own database; closing that database to connections (and terminating
     its sessions) is Postgres going away for this relay only."""
     name = f"relay_ready_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(pg_dsn)
     await admin.execute(f'CREATE DATABASE "{name}"')
-    port = _free_port()
+    port = free_port()
     owner = Keypair.generate()
     config = RelayConfig(f"ws://localhost:{port}", owner.pubkey_hex, Keypair.generate().secret_hex,
                          db_dsn.rsplit("/", 1)[0] + f"/{name}", "127.0.0.1", port)
@@ -255,7 +250,7 @@ async def test_readiness_follows_postgres(pg_dsn: str, db_dsn: str) -> None:
 
 
 async def test_subscription_survives_relay_restart(db_dsn: str) -> None:
-    port = _free_port()
+    port = free_port()
     owner = Keypair.generate()
     config = RelayConfig(f"ws://localhost:{port}", owner.pubkey_hex, Keypair.generate().secret_hex,
                          db_dsn, "127.0.0.1", port)

@@ -7,16 +7,11 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 
 from buzz_operator.relay.nostr import Keypair
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.ports import free_port
 
 
 async def _status(port: int, path: str) -> int:
@@ -29,7 +24,7 @@ async def _status(port: int, path: str) -> int:
 
 
 async def test_process_serves_and_stops_cleanly_on_sigterm(db_dsn: str) -> None:
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "RELAY_URL": f"ws://localhost:{port}",

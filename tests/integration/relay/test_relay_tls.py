@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
 from buzz_operator.trial.runtime_relay_ca import RELAY_CA_NAME, combine_script
 
+from tests.support.ports import free_port
 from tests.support.private_ca import PrivateCA, make_private_ca
 
 pytestmark = pytest.mark.timeout(120)
@@ -42,17 +42,11 @@ class TlsRelay:
         return RelayTarget(url=self.url, owner_secret_hex=self.owner.secret_hex, pg_dsn=self.dsn, ca_pem=ca_pem)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 async def tls_relay(db_dsn: str, tmp_path: Path) -> AsyncIterator[TlsRelay]:
     ca = make_private_ca(tmp_path / "pki")
     owner, relay_key = Keypair.generate(), Keypair.generate()
-    port = _free_port()
+    port = free_port()
     config = RelayConfig(
         relay_url=f"wss://localhost:{port}", owner_pubkey=owner.pubkey_hex, relay_secret_hex=relay_key.secret_hex,
         database_url=db_dsn, bind_host="127.0.0.1", bind_port=port,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from dataclasses import replace
 
 import asyncpg
@@ -20,6 +19,8 @@ from buzz_operator.relay.tenant import (
     teardown,
 )
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
+
+from tests.support.ports import free_port
 
 
 async def _channels(dsn: str) -> list[asyncpg.Record]:
@@ -147,9 +148,7 @@ async def test_provisioning_after_a_crash_reuses_the_channel_it_made(target, mak
 
 async def test_healthcheck_reports_relay_and_postgres_failures(target, relay) -> None:
     await healthcheck(target)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed_port = sock.getsockname()[1]  # nothing listens once the socket is closed
+    closed_port = free_port()  # nothing listens there
     with pytest.raises(ProvisioningError, match="relay readiness unreachable"):
         await healthcheck(replace(target, connect_url=f"ws://127.0.0.1:{closed_port}"))
     missing_db = relay.dsn.rsplit("/", 1)[0] + "/no_such_database_here"

@@ -15,13 +15,9 @@ import pytest
 from buzz_operator.storage import S3Store, StorageUnavailable
 from buzz_operator.storage.s3_admin import ensure_bucket
 
+from tests.support.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def s3_sh(command: str, port: int, run_dir: Path) -> subprocess.CompletedProcess[str]:

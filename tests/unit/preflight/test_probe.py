@@ -17,6 +17,8 @@ import pytest
 from buzz_operator.condition import EndpointConfig
 from buzz_operator.preflight import probe
 
+from tests.support.ports import free_port
+
 ISSUER = "/C=US/O=Zscaler Inc./CN=Zscaler Intermediate Root CA"
 
 
@@ -58,13 +60,8 @@ def tls_server(tmp_path: Path) -> Iterator[int]:
     listener.close()
 
 
-def closed_port() -> int:
-    with socket.create_server(("127.0.0.1", 0)) as s:
-        return int(s.getsockname()[1])
-
-
 def test_tcp_states_and_the_issuer_of_an_unverified_certificate(tls_server: int) -> None:
-    found = run(probe.request({"tls-server": ("127.0.0.1", tls_server), "closed": ("127.0.0.1", closed_port()),
+    found = run(probe.request({"tls-server": ("127.0.0.1", tls_server), "closed": ("127.0.0.1", free_port()),
                                "nowhere": ("no-such-host.invalid", 443)}, ("127.0.0.1", tls_server), rounds=3))
     assert found["tcp"] == {"tls-server": "open", "closed": "refused", "nowhere": "dns"}
     assert found["tls"] == {"issuer": "C=US; O=Zscaler Inc.; CN=Zscaler Intermediate Root CA"}
@@ -76,14 +73,14 @@ def test_tcp_states_and_the_issuer_of_an_unverified_certificate(tls_server: int)
 def test_no_tls_to_see_is_an_error_not_an_issuer() -> None:
     found = run(probe.request({}, ("no-such-host.invalid", 443), rounds=1))
     assert found == {"tcp": {}, "tls": {"error": "dns"}}
-    refused = run(probe.request({}, ("127.0.0.1", closed_port()), rounds=1))["tls"]
+    refused = run(probe.request({}, ("127.0.0.1", free_port()), rounds=1))["tls"]
     assert "ConnectionRefusedError" in refused["error"]
 
 
 def test_the_command_feeds_the_script_through_stdin_as_kube_exec_sends_it() -> None:
     from buzz_operator.kube.exec import wrap
 
-    request = probe.request({"closed": ("127.0.0.1", closed_port())}, rounds=1)
+    request = probe.request({"closed": ("127.0.0.1", free_port())}, rounds=1)
     argv, data = wrap(probe.command(request), b"", probe.SCRIPT.encode())
     done = subprocess.run(argv, input=data, capture_output=True, timeout=60)
     assert probe.parse(done.stdout.decode()) == {"tcp": {"closed": "refused"}}

@@ -9,6 +9,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+from tests.support.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -30,9 +32,7 @@ def test_taken_port_is_named_with_the_fix() -> None:
 
 
 def test_free_port_passes() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     assert bash(f"port_free {port} etcd && echo ok").stdout.strip() == "ok"
 
 

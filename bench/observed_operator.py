@@ -9,6 +9,9 @@ flag (trial.py) every handler of buzz_operator.handlers runs, as `buzz-operator 
 Around the handlers it only observes: every API request (both kopf and kubernetes_asyncio go
 through aiohttp, so a trace config added to every session sees each one), the process RSS
 once a second, and the wall time of each reconcile, appended as JSON lines to the stats file.
+On SIGUSR1 it also writes the live heap by type (a "heap" record: object count and shallow
+bytes of each type, from the garbage collector's list), so a benchmark can diff two moments and
+say which objects the growth is made of.
 
     python bench/observed_operator.py NAMESPACE STATS_FILE [--sweep-path]
 """
@@ -17,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -121,6 +126,36 @@ def time_trial_creation() -> None:
     sweep_runtime._create = create
 
 
+def heap_by_type() -> dict[str, list[int]]:
+    """type name -> [objects, shallow bytes] of every object the collector tracks, plus the str
+    and bytes objects they hold directly (untracked atoms are most of a parsed JSON body)."""
+    found: dict[str, list[int]] = {}
+    seen: set[int] = set()
+
+    def count(obj: object) -> None:
+        entry = found.setdefault(type(obj).__qualname__, [0, 0])
+        entry[0] += 1
+        entry[1] += sys.getsizeof(obj)
+
+    for obj in gc.get_objects():
+        count(obj)
+        for held in (obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()):
+            if isinstance(held, (str, bytes, int, float)) and id(held) not in seen:
+                seen.add(id(held))
+                count(held)
+    return found
+
+
+def dump_heap_on_signal(stats: Stats) -> None:
+    def dump(_signum: int, _frame: object) -> None:
+        began = time.perf_counter()
+        heap = heap_by_type()
+        stats.write({"kind": "heap", "t": time.time(), "rss_mb": rss_mb(), "types": heap,
+                     "ms": (time.perf_counter() - began) * 1000})
+
+    signal.signal(signal.SIGUSR1, dump)
+
+
 def build_registry(stats: Stats) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     kopf.on.login(registry=registry)(handlers.login)
@@ -150,6 +185,7 @@ def main(namespace: str, stats_path: str, sweep_path: bool) -> None:
     install_request_counter()
     time_trial_creation()
     stats = Stats(Path(stats_path))
+    dump_heap_on_signal(stats)
     stop = threading.Event()
     sampler = threading.Thread(target=stats.sample_forever, args=(stop,), daemon=True)
     sampler.start()

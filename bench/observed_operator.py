@@ -1,7 +1,7 @@
 """The operator process bench/scale.py and bench/trial.py measure (not a benchmark of its own).
 
 `--sweep-path` (scale.py) runs buzz_operator.handlers' sweep-level path, unchanged: the same
-login and startup, the trial-summary index and the sweep reconcile timer, registered into a
+login and startup, the trial-summary index, the sweep reconcile timer and the janitor, registered into a
 registry of their own that leaves out the per-trial daemon and delete handler, because there a
 fixture plays the trial corridor (it writes each trial's terminal status itself). Without the
 flag (trial.py) every handler of buzz_operator.handlers runs, as `buzz-operator -n NS` would.
@@ -176,6 +176,9 @@ def build_registry(stats: Stats) -> kopf.OperatorRegistry:
 
     kopf.timer(GROUP, VERSION, handlers.SWEEPS, interval=handlers.SWEEP_INTERVAL_S, registry=registry,
                id="reconcile_sweep")(reconcile_sweep)
+    # the janitor is sweep-level too: it lists the namespace's trials, pods and Secrets every minute
+    kopf.timer(GROUP, VERSION, handlers.SWEEPS, interval=handlers.JANITOR_INTERVAL_S,
+               initial_delay=handlers.JANITOR_INTERVAL_S, registry=registry, id="janitor")(handlers.janitor)
     return registry
 
 

@@ -1,8 +1,9 @@
-"""P2 scale: a 10,000-trial sweep through the operator's sweep path on the real apiserver.
+"""P2 scale: a 10,000-trial sweep (or 100,000) through the operator's sweep path on the real apiserver.
 
 What runs for real: the operator process (bench/observed_operator.py --sweep-path: buzz_operator.handlers'
-login, startup, trial-summary index and sweep reconcile timer — planning, admission, trial
-creation, rollup, status writes) against the local Kubernetes, in a namespace of its own.
+login, startup, trial-summary index, sweep reconcile timer and janitor — planning, admission, trial
+creation, rollup, summary.json, status writes, the janitor's listings) against the local
+Kubernetes, in a namespace of its own.
 What a fixture plays: the trial corridor. A watch sees each BuzzTrial the operator creates and
 patches its status straight to Succeeded (reward 1, a cost), as the trial daemon would at the
 end; no pod, relay or exec is involved (bench/trial.py measures that path on a real pod).

@@ -9,6 +9,7 @@ Secrets never become label values: labels are names, phases, reasons, hashes and
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def condition_label(condition_hash: str | None) -> str:
     return (condition_hash or "unknown")[:12]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per known trial: slotted, its words interned
 class TrialRecord:
     namespace: str
     name: str
@@ -106,12 +107,12 @@ def trial_record(body: Mapping[str, Any]) -> TrialRecord:
     spec = body.get("spec") or {}
     status = BuzzTrialStatus.model_validate(body.get("status") or {})
     return TrialRecord(
-        namespace=str(metadata.get("namespace", "")),
-        name=str(metadata.get("name", "")),
-        sweep=str(spec.get("sweepName", "")),
-        condition=condition_label(spec.get("conditionHash")),
+        namespace=sys.intern(str(metadata.get("namespace", ""))),
+        name=sys.intern(str(metadata.get("name", ""))),
+        sweep=sys.intern(str(spec.get("sweepName", ""))),
+        condition=sys.intern(condition_label(spec.get("conditionHash"))),
         # per-trial usage is not split by endpoint in status; a roster's endpoints name the series
-        endpoint="+".join(sorted(spec.get("endpoints") or [])) or "none",
+        endpoint=sys.intern("+".join(sorted(spec.get("endpoints") or [])) or "none"),
         state=trial_state(status).value,
         outcome=status.outcome.value if status.outcome else "none",
         tokens_in=status.tokens.input,

@@ -1,11 +1,15 @@
 """One line per BuzzTrial: what admission and the rollup need, and nothing else.
 
 Summaries are built from BuzzTrial objects (typically a kopf index), so the sweep never lists
-trials and its own status never holds per-trial detail.
+trials and its own status never holds per-trial detail. The operator holds one per trial it
+knows, so a summary is slotted and its repeated words (namespace, sweep, task, endpoints, stack,
+outcome) are interned: every trial of a sweep shares one copy of each instead of a copy per
+parsed body (bench/scale.py attributes the operator's heap by type).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,7 +31,7 @@ class TrialState(StrEnum):
     BROKEN = "broken"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TrialSummary:
     name: str
     sweep: str
@@ -86,21 +90,21 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
     status = BuzzTrialStatus.model_validate(body.get("status") or {})
     scored = is_scored(status)
     return TrialSummary(
-        name=str(metadata.get("name", "")),
-        namespace=str(metadata.get("namespace", "")),
-        sweep=str(spec.get("sweepName", "")),
-        task=str(spec.get("task", "")),
+        name=sys.intern(str(metadata.get("name", ""))),  # shared with the metrics and the log filter
+        namespace=sys.intern(str(metadata.get("namespace", ""))),
+        sweep=sys.intern(str(spec.get("sweepName", ""))),
+        task=sys.intern(str(spec.get("task", ""))),
         attempt=int(spec.get("attempt", 0)),
         state=trial_state(status),
         reward=(status.reward if status.reward is not None else 0.0) if scored else status.reward,
         scored=scored,
         cost_floor=status.cost_usd.floor,
         cost_ceiling=status.cost_usd.ceiling,
-        endpoints=tuple(spec.get("endpoints") or ()),
+        endpoints=tuple(sys.intern(str(e)) for e in spec.get("endpoints") or ()),
         outcome=status.outcome.value if status.outcome else None,
         reason=status.reason,
         created_generation=int(created) if created and created.isdigit() else None,
         regrade_requested=int(regrade) if regrade and regrade.isdigit() else None,
         regraded_generation=status.regrade.generation if status.regrade else None,
-        stack_digest=status.stack.digest if status.stack else None,
+        stack_digest=sys.intern(status.stack.digest) if status.stack and status.stack.digest else None,
     )

@@ -3,7 +3,7 @@ cost caps, and the rollup of trial results into the sweep's small status."""
 
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
-from buzz_operator.sweep.planner import PlannedTrial, plan_trials, trial_name
+from buzz_operator.sweep.planner import MissingTrials, PlannedTrial, plan_missing, plan_trials, trial_name
 from buzz_operator.sweep.rerun import select_reruns
 from buzz_operator.sweep.rollup import SweepRollup, pass_at_k, rollup
 from buzz_operator.sweep.status import next_sweep_status
@@ -13,6 +13,7 @@ from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 
 __all__ = [
     "AdmissionDecision",
+    "MissingTrials",
     "PlannedTrial",
     "SweepRollup",
     "TrialState",
@@ -22,6 +23,7 @@ __all__ = [
     "condition_drift",
     "next_sweep_status",
     "pass_at_k",
+    "plan_missing",
     "plan_trials",
     "rollup",
     "seconds_until_expiry",

@@ -46,6 +46,7 @@ def admit(
     suspended: bool,
     endpoints: Sequence[str] = (),
     namespace: str = "",
+    waiting: int | None = None,
 ) -> AdmissionDecision:
     """Pick the trials to create now from ``planned``.
 
@@ -53,12 +54,14 @@ def admit(
     ``active``: every non-terminal BuzzTrial the operator knows, across sweeps.
     ``endpoints``: the model endpoints this sweep's roster uses.
     ``cost_so_far``: the sweep's spend ceiling, so the cap is never overshot by unpriced usage.
+    ``waiting``: how many trials have no BuzzTrial yet when ``planned`` is only the first of them
+    (planner.plan_missing); len(planned) when not given.
     """
     if parallelism < 1:
         raise ValueError(f"parallelism must be >= 1, not {parallelism}")
     if not planned:
         return AdmissionDecision()
-    waiting = len(planned)
+    waiting = len(planned) if waiting is None else waiting
     if suspended:
         return AdmissionDecision([], SUSPENDED, f"{_plural(waiting)} waiting: spec.suspend is true")
     if max_cost is not None and cost_so_far >= max_cost:
@@ -94,7 +97,7 @@ def admit(
         limit = blocked(len(admitted))
         if limit is not None:
             reason, detail = limit
-            left = len(planned) - len(admitted)
+            left = waiting - len(admitted)
             return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
         admitted.append(trial)
     return AdmissionDecision(admitted)

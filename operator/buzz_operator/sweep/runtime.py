@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,15 +32,18 @@ from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
-from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.planner import plan_missing
 from buzz_operator.sweep.rerun import select_regrades, select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary
-from buzz_operator.sweep.summary_doc import results_digest, summary_document
+from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_due
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 
 log = logging.getLogger(__name__)
+# sweep uid -> when this process last wrote its summary.json (summary_doc.summary_due); a
+# restarted operator writes at its first chance
+_summary_written: dict[str, float] = {}
 # The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.
 DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
 
@@ -173,11 +177,11 @@ async def reconcile(
     if spec.regrade and generation:
         for trial in select_regrades(mine, generation):
             await _ask_regrade(kube, namespace, trial.name, generation)
-    planned = plan_trials(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts)
-    existing = {s.name for s in mine}
-    missing = [p for p in planned if p.name not in existing]
+    missing = plan_missing(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts,
+                           {(s.task, s.attempt) for s in mine}, limit=spec.parallelism)
     decision = admit(
-        missing, list(known), parallelism=spec.parallelism, endpoint_caps=dict(settings.endpoint_caps or {}),
+        missing.first, list(known), waiting=missing.count, parallelism=spec.parallelism,
+        endpoint_caps=dict(settings.endpoint_caps or {}),
         operator_cap=settings.operator_cap, cost_so_far=sum(s.cost_ceiling for s in mine),
         max_cost=spec.budget.max_cost_usd if spec.budget else None, suspended=spec.suspend,
         endpoints=roster_endpoints(manifest), namespace=namespace,
@@ -192,19 +196,23 @@ async def reconcile(
         await _create(kube, namespace, trial_object(planned_trial, trial_spec, namespace=namespace, sweep_uid=uid,
                                                     generation=generation))
         log.info("sweep %s/%s: created trial %s", namespace, name, planned_trial.name)
-    figures = rollup(mine, spec.attempts, planned=len(planned))
+    figures = rollup(mine, spec.attempts, planned=len(tasks) * spec.attempts)
     new = next_sweep_status(
         previous, rollup=figures, decision=decision, condition_name=manifest.condition,
         condition_hash=manifest.sha256, suspended=spec.suspend,
         max_cost=spec.budget.max_cost_usd if spec.budget else None, invalid=None, now=now, generation=generation,
     )
     new = new.model_copy(update={"lock_digest": digest})
-    if (results := results_digest(mine)) is not None and results != previous.summary_digest:
+    written = _summary_written.get(uid)
+    since = None if written is None else time.monotonic() - written
+    if (summary_due(len(mine), figures.finished, since) and (results := results_digest(mine)) is not None
+            and results != previous.summary_digest):
         document = summary_document(sweep=name, namespace=namespace, condition=manifest.condition,
                                     condition_hash=manifest.sha256, rollup=figures, trials=mine,
                                     attempts=spec.attempts, now=now)
         try:
             url = await runtime_store.write_summary(store, name, document)
+            _summary_written[uid] = time.monotonic()
             new = new.model_copy(update={"summary_url": url, "summary_digest": results})
         except StorageError as error:  # summaryDigest unchanged: the next tick writes it
             log.warning("sweep %s/%s: summary.json not written: %s", namespace, name, error)

@@ -16,6 +16,20 @@ from buzz_operator.sweep.rollup import SweepRollup, rollup
 from buzz_operator.sweep.summary import TrialSummary
 
 SUMMARY_VERSION = 1
+# A running sweep's summary.json is rewritten at most once per this many seconds per trial it
+# has, up to SUMMARY_MAX_INTERVAL_S: a rewrite costs time in proportion to the trials (1.8 CPU-s
+# and 29 MB at 100,000), so its share of the operator stays the same at any size — every tick up
+# to 2,000 trials, every 50 s at 100,000. A finished sweep's is written at once.
+SUMMARY_SECONDS_PER_TRIAL = 1 / 2000
+SUMMARY_MAX_INTERVAL_S = 60.0
+
+
+def summary_due(trials: int, finished: bool, since_last_s: float | None) -> bool:
+    """Whether summary.json may be rewritten now (if its results changed); `since_last_s` is
+    None when this operator has not written it yet."""
+    if finished or since_last_s is None:
+        return True
+    return since_last_s >= min(SUMMARY_MAX_INTERVAL_S, trials * SUMMARY_SECONDS_PER_TRIAL)
 
 
 def summary_document(

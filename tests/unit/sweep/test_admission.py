@@ -118,6 +118,17 @@ def test_admission_follows_plan_order() -> None:
     assert _admit(parallelism=2).admit == PLANNED[:2]
 
 
+def test_the_waiting_count_is_every_missing_trial_when_only_the_first_are_named() -> None:
+    # the planner names only the first spec.parallelism missing trials of a large sweep
+    decision = admit(PLANNED[:4], list(_active(1)), parallelism=4, endpoint_caps={}, operator_cap=None,
+                     cost_so_far=0, max_cost=None, suspended=False, waiting=99_996)
+    assert decision.admit == PLANNED[:3]
+    assert decision.waiting_message == "99993 trials waiting: 4/4 of this sweep's trials active (spec.parallelism)"
+    suspended = admit(PLANNED[:4], [], parallelism=4, endpoint_caps={}, operator_cap=None, cost_so_far=0,
+                      max_cost=None, suspended=True, waiting=99_996)
+    assert suspended.waiting_message == "99996 trials waiting: spec.suspend is true"
+
+
 def test_operator_settings_from_the_environment_name_a_bad_variable() -> None:
     import pytest
     from buzz_operator.sweep.runtime import OperatorSettings

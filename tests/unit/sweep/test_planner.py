@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from buzz_operator.api.naming import is_dns_label, is_label_value
-from buzz_operator.sweep.planner import plan_trials, trial_name
+from buzz_operator.sweep.planner import plan_missing, plan_trials, trial_name
 from buzz_operator.trial.names import TRIAL_NAME_MAX, relay_trial_id
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,3 +88,25 @@ def test_names_are_deterministic_valid_and_unique(sweep: str, tasks: list[str], 
 def test_different_sweeps_never_share_trial_names(first: str, second: str, task: str) -> None:
     if first != second:
         assert trial_name(first, HASH, task, 1) != trial_name(second, HASH, task, 1)
+
+
+@given(
+    tasks=st.lists(st.text("abcdefgh", min_size=1, max_size=3), min_size=1, max_size=5, unique=True),
+    attempts=st.integers(1, 6),
+    existing_bits=st.integers(0, 2**30 - 1),
+    limit=st.integers(0, 40),
+)
+def test_missing_is_the_plan_without_existing_pairs_named_up_to_the_limit(
+    tasks: list[str], attempts: int, existing_bits: int, limit: int
+) -> None:
+    full = plan_trials("demo", "uid-1", HASH, tasks, attempts)
+    existing = {(p.task, p.attempt) for i, p in enumerate(full) if existing_bits >> i & 1}
+    missing = plan_missing("demo", "uid-1", HASH, tasks, attempts, existing, limit)
+    expected = [p for p in full if (p.task, p.attempt) not in existing]
+    assert missing.count == len(expected)
+    assert missing.first == expected[:limit]  # same names, relay ids and labels, in plan order
+
+
+def test_missing_checks_its_input_as_the_plan_does() -> None:
+    with pytest.raises(ValueError, match="listed twice"):
+        plan_missing("demo", "uid-1", HASH, ["a", "a"], 1, set(), 5)

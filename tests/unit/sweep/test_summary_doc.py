@@ -69,3 +69,15 @@ def test_a_trial_that_never_installed_a_stack_joins_the_one_its_siblings_ran() -
     two = _rows([_trial("t-0", TrialState.SUCCEEDED, 1.0, stack=a), _trial("u-0", TrialState.SUCCEEDED, 1.0, stack=b),
                  launch_failed])
     assert [(r["stackDigest"], r["trials"]) for r in two] == [(None, 1), (a, 1), (b, 1)]  # which? unknown: apart
+
+
+def test_a_running_sweep_rewrites_its_summary_less_often_the_larger_it_is() -> None:
+    from buzz_operator.sweep.summary_doc import summary_due
+
+    assert summary_due(100_000, finished=False, since_last_s=None)  # not written by this process yet
+    assert summary_due(100_000, finished=True, since_last_s=0.1)  # the finished figures go out at once
+    assert summary_due(1_000, finished=False, since_last_s=5.0)  # small: every tick
+    assert not summary_due(100_000, finished=False, since_last_s=30.0)
+    assert summary_due(100_000, finished=False, since_last_s=50.0)
+    assert not summary_due(10_000_000, finished=False, since_last_s=59.0)  # never more than a minute apart
+    assert summary_due(10_000_000, finished=False, since_last_s=60.0)

@@ -22,7 +22,7 @@ MAX_DELETES_PER_TICK = 50
 MAX_ARCHIVES_PER_TICK = 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per trial of the namespace at each janitor tick
 class LiveTrial:
     name: str
     uid: str

@@ -52,7 +52,8 @@ def _live(item: Mapping[str, Any]) -> LiveTrial:
 
 
 async def _trials(kube: Kube, namespace: str, selector: str | None = None) -> list[LiveTrial]:
-    return [_live(item) for item in await resources.list_objects(kube, TRIALS, namespace, selector=selector)]
+    # a page at a time, each trial folded to its LiveTrial at once (resources.iter_objects)
+    return [_live(item) async for item in resources.iter_objects(kube, TRIALS, namespace, selector=selector)]
 
 
 async def reap_objects(kube: Kube, namespace: str) -> tuple[list[str], list[str]]:

@@ -9,7 +9,7 @@ something gone are done. Any other API error is raised to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -17,9 +17,12 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from buzz_operator.api.common import GROUP, SWEEPS, TRIALS, VERSION
 from buzz_operator.kube.client import MERGE_PATCH, Kube
 
-__all__ = ["SWEEPS", "TRIALS", "annotate", "create", "delete", "get", "list_objects", "patch_status"]
+__all__ = ["SWEEPS", "TRIALS", "annotate", "create", "delete", "get", "iter_objects", "list_objects", "patch_status"]
 
 CONFLICT, NOT_FOUND = 409, 404
+# Objects per page of iter_objects: a page of BuzzTrials is a few MB of JSON at most, where one
+# list of a 100,000-trial namespace would be hundreds of MB in the operator at once.
+PAGE = 500
 
 
 def _timeout(timeout_s: float | None) -> dict[str, Any]:
@@ -43,6 +46,22 @@ async def list_objects(kube: Kube, plural: str, namespace: str, *, selector: str
     listed = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural,
                                                              label_selector=selector, **_timeout(timeout_s))
     return list(listed.get("items") or [])
+
+
+async def iter_objects(kube: Kube, plural: str, namespace: str, *, selector: str | None = None,
+                       page: int = PAGE) -> AsyncIterator[dict[str, Any]]:
+    """Every object, read a page at a time (the API's limit/continue), so a caller that keeps
+    only what it needs of each holds one page, never the whole list."""
+    token: str | None = None
+    while True:
+        extra = {"_continue": token} if token else {}
+        listed = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural,
+                                                                 label_selector=selector, limit=page, **extra)
+        for item in listed.get("items") or []:
+            yield item
+        token = (listed.get("metadata") or {}).get("continue")
+        if not token:
+            return
 
 
 async def create(kube: Kube, plural: str, namespace: str, body: Mapping[str, Any]) -> bool:

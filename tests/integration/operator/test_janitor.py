@@ -13,8 +13,9 @@ from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest, plan_seats
 from buzz_operator.inputs.datasets import load_tasks
 from buzz_operator.janitor import reaper
-from buzz_operator.kube import objects
+from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.resources import SWEEPS
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
 from buzz_operator.sweep.planner import plan_trials
@@ -86,3 +87,25 @@ async def test_janitor_reaps_orphans_and_keeps_live_objects(  # type: ignore[no-
     again = await reaper.tick(kube, sweep)
     assert (again.pods, again.secrets, again.channels) == ([], [], [])
     print("\njanitor: reaped 1/1 orphan pod, 1/1 orphan Secret, 1/1 orphan channel; kept 1 live pod, 1 live channel")
+
+
+async def test_objects_are_read_a_page_at_a_time(kube: Kube, namespace, crds, make_sweep, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the janitor reads a namespace's trials this way; sweeps stand in (no operator runs here)
+    for i in range(5):
+        await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", make_sweep(
+            f"page-{i}", store_url=f"file://{tmp_path}", tasks=["hello-file"], suspend=True))
+    calls: list[dict[str, Any]] = []
+    real = kube.custom.list_namespaced_custom_object
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return await real(*args, **kwargs)
+
+    kube.custom.list_namespaced_custom_object = counted  # type: ignore[method-assign]
+    try:
+        names = [obj["metadata"]["name"] async for obj in resources.iter_objects(kube, SWEEPS, namespace, page=2)]
+    finally:
+        kube.custom.list_namespaced_custom_object = real  # type: ignore[method-assign]
+    assert sorted(names) == [f"page-{i}" for i in range(5)]
+    assert [c["limit"] for c in calls] == [2, 2, 2]  # three pages of at most two
+    assert "_continue" not in calls[0] and all(c["_continue"] for c in calls[1:])

@@ -126,9 +126,12 @@ async def _create_all(kube: Kube, namespace: str, bodies: Sequence[dict[str, Any
         async with gate:
             await _create(kube, namespace, body)
 
-    async with asyncio.TaskGroup() as group:
-        for body in bodies:
-            group.create_task(one(body))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for body in bodies:
+                group.create_task(one(body))
+    except ExceptionGroup as failed:  # the first failure as it came, as a sequential create raised it
+        raise failed.exceptions[0] from None
 
 
 async def reconcile(

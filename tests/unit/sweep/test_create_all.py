@@ -1,0 +1,51 @@
+"""A reconcile's creates run CREATES_AT_ONCE at a time and stop at the first failure. The create
+itself is stood in for: how many requests are in flight at once is not something a real
+apiserver can be asked (the creates against one are in tests/integration/operator)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from buzz_operator.sweep import runtime
+
+
+def _bodies(n: int) -> list[dict[str, Any]]:
+    return [{"metadata": {"name": f"t{i}"}, "spec": {"sweepName": "s"}} for i in range(n)]
+
+
+async def test_creates_run_a_few_at_once_in_plan_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[str] = []
+    in_flight, most = 0, 0
+
+    async def create(_kube: object, _namespace: str, body: dict[str, Any]) -> None:
+        nonlocal in_flight, most
+        started.append(body["metadata"]["name"])
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+
+    monkeypatch.setattr(runtime, "_create", create)
+    await runtime._create_all(None, "ns", _bodies(30))  # type: ignore[arg-type]
+    assert sorted(started) == sorted(b["metadata"]["name"] for b in _bodies(30))
+    assert most == runtime.CREATES_AT_ONCE
+    assert started[: runtime.CREATES_AT_ONCE] == [f"t{i}" for i in range(runtime.CREATES_AT_ONCE)]
+
+
+async def test_the_first_failure_is_raised_as_it_came_and_the_rest_are_not_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[str] = []
+
+    async def create(_kube: object, _namespace: str, body: dict[str, Any]) -> None:
+        started.append(body["metadata"]["name"])
+        await asyncio.sleep(0.01)
+        if body["metadata"]["name"] == "t2":
+            raise ValueError("refused")
+
+    monkeypatch.setattr(runtime, "_create", create)
+    with pytest.raises(ValueError, match="refused"):
+        await runtime._create_all(None, "ns", _bodies(100))  # type: ignore[arg-type]
+    assert len(started) < 100

@@ -188,6 +188,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                     s = samples[-1]
                     print(f"  {now - started:5.0f} s: created {s['created']:,}, succeeded {s['succeeded']:,}, "
                           f"operator RSS {s['rss_mb']:.0f} MB, status {s['status_bytes']} B", flush=True)
+                if refusal := not_accepted(statuses):
+                    raise RuntimeError(f"the sweep was refused: {refusal}")
                 if heaps_asked == 0 and samples[-1]["created"] >= total // 10:
                     heaps_asked = await ask_heap(operator, stats_path, heaps_asked)
                 if samples[-1]["succeeded"] >= total:
@@ -209,9 +211,29 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
 
 
 def write_dataset(root: Path, tasks: int) -> None:
-    """`tasks` copies of tasks/hello-file as the file store's objects under DATASET_PREFIX."""
+    """`tasks` copies of tasks/hello-file as the file store's objects under DATASET_PREFIX, each
+    naming the builtin hello-file's image (hack/images.sh builds it) as its prebuilt docker_image:
+    the preflight pulls a task's image, and a copy's own would be a new repository nobody built."""
+    from buzz_operator.dataset import load_dataset
+    from buzz_operator.dataset.suite import builtin_dataset_path
+
+    template = next(t for t in load_dataset(builtin_dataset_path(), ["hello-file"], []) if t.name == "hello-file")
+    image = template.image_ref("docker.io/buzz-tasks", "builtin")
     for i in range(tasks):
-        shutil.copytree(TASK_TEMPLATE, root / f"scale-task-{i:03d}")
+        task = root / f"scale-task-{i:03d}"
+        shutil.copytree(TASK_TEMPLATE, task)
+        toml = (task / "task.toml").read_text()
+        assert "\n[environment]\n" in toml, "tasks/hello-file/task.toml has no [environment] table"
+        (task / "task.toml").write_text(toml.replace("\n[environment]\n", f'\n[environment]\ndocker_image = "{image}"\n', 1))
+
+
+def not_accepted(statuses: list[dict[str, Any]]) -> str | None:
+    """The reason and message of a sweep whose Accepted condition is False (nothing will run)."""
+    for status in statuses:
+        for condition in status.get("conditions") or []:
+            if condition.get("type") == "Accepted" and condition.get("status") == "False":
+                return f"{condition.get('reason')}: {condition.get('message', '')[:300]}"
+    return None
 
 
 async def ask_heap(operator: subprocess.Popen[bytes], stats_path: Path, asked: int) -> int:

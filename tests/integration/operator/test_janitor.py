@@ -22,6 +22,7 @@ from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.runtime import DEFAULT_STACK
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 from buzz_operator.trial.names import relay_trial_id
+from kubernetes_asyncio.client import CustomObjectsApi
 
 from .conftest import ROOT
 
@@ -89,23 +90,21 @@ async def test_janitor_reaps_orphans_and_keeps_live_objects(  # type: ignore[no-
     print("\njanitor: reaped 1/1 orphan pod, 1/1 orphan Secret, 1/1 orphan channel; kept 1 live pod, 1 live channel")
 
 
-async def test_objects_are_read_a_page_at_a_time(kube: Kube, namespace, crds, make_sweep, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_objects_are_read_a_page_at_a_time(kube: Kube, namespace, crds, make_sweep, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # the janitor reads a namespace's trials this way; sweeps stand in (no operator runs here)
     for i in range(5):
         await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", make_sweep(
             f"page-{i}", store_url=f"file://{tmp_path}", tasks=["hello-file"], suspend=True))
     calls: list[dict[str, Any]] = []
-    real = kube.custom.list_namespaced_custom_object
+    real = CustomObjectsApi.list_namespaced_custom_object
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs)
-        return await real(*args, **kwargs)
+    async def counted(self: CustomObjectsApi, *args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)  # each request, then the real one: Kube.custom is a new API object per use
+        return await real(self, *args, **kwargs)
 
-    kube.custom.list_namespaced_custom_object = counted  # type: ignore[method-assign]
-    try:
-        names = [obj["metadata"]["name"] async for obj in resources.iter_objects(kube, SWEEPS, namespace, page=2)]
-    finally:
-        kube.custom.list_namespaced_custom_object = real  # type: ignore[method-assign]
+    monkeypatch.setattr(CustomObjectsApi, "list_namespaced_custom_object", counted)
+    names = [obj["metadata"]["name"] async for obj in resources.iter_objects(kube, SWEEPS, namespace, page=2)]
+    monkeypatch.undo()
     assert sorted(names) == [f"page-{i}" for i in range(5)]
     assert [c["limit"] for c in calls] == [2, 2, 2]  # three pages of at most two
     assert "_continue" not in calls[0] and all(c["_continue"] for c in calls[1:])

@@ -2,8 +2,8 @@
 
 Summaries are built from BuzzTrial objects (typically a kopf index), so the sweep never lists
 trials and its own status never holds per-trial detail. The operator holds one per trial it
-knows, so a summary is slotted and its repeated words (namespace, sweep, task, endpoints, stack,
-outcome) are interned: every trial of a sweep shares one copy of each instead of a copy per
+knows, so a summary is slotted and its repeated words (namespace, sweep, task, endpoints, stack
+digest) are interned: every trial of a sweep shares one copy of each instead of a copy per
 parsed body (bench/scale.py attributes the operator's heap by type).
 """
 
@@ -106,5 +106,5 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
         created_generation=int(created) if created and created.isdigit() else None,
         regrade_requested=int(regrade) if regrade and regrade.isdigit() else None,
         regraded_generation=status.regrade.generation if status.regrade else None,
-        stack_digest=sys.intern(status.stack.digest) if status.stack and status.stack.digest else None,
+        stack_digest=sys.intern(status.stack.digest) if status.stack else None,
     )

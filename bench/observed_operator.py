@@ -5,6 +5,9 @@ login and startup, the trial-summary index, the sweep reconcile timer and the ja
 registry of their own that leaves out the per-trial daemon and delete handler, because there a
 fixture plays the trial corridor (it writes each trial's terminal status itself). Without the
 flag (trial.py) every handler of buzz_operator.handlers runs, as `buzz-operator -n NS` would.
+`--pod-path` (kwok.py) is the sweep path plus a stand-in trial daemon that runs each trial's pod
+through its lifecycle with the operator's own pod code (bench/pod_path.py), and a watch-lag
+probe in the operator's event loop.
 
 Around the handlers it only observes: every API request (both kopf and kubernetes_asyncio go
 through aiohttp, so a trace config added to every session sees each one), the process RSS
@@ -13,7 +16,7 @@ On SIGUSR1 it also writes the live heap by type (a "heap" record: object count a
 bytes of each type, from the garbage collector's list), so a benchmark can diff two moments and
 say which objects the growth is made of.
 
-    python bench/observed_operator.py NAMESPACE STATS_FILE [--sweep-path]
+    python bench/observed_operator.py NAMESPACE STATS_FILE [--sweep-path | --pod-path]
 """
 
 from __future__ import annotations
@@ -183,7 +186,20 @@ def build_registry(stats: Stats) -> kopf.OperatorRegistry:
     return registry
 
 
-def main(namespace: str, stats_path: str, sweep_path: bool) -> None:
+def add_pod_path(registry: kopf.OperatorRegistry, stats: Stats, namespace: str) -> None:
+    """bench/pod_path.py's stand-in trial daemon and the watch-lag probe, into `registry`."""
+    import pod_path  # bench/, this script's folder, is first on sys.path
+
+    pod_path.register(registry, GROUP, VERSION, handlers.TRIALS, stats.write)
+
+    async def start_probe(memo: kopf.Memo, **_: Any) -> None:
+        # after handlers.startup (registered first), which connects memo.kube
+        memo.lag_probe = asyncio.create_task(pod_path.probe_lag(memo.kube, namespace, stats.write))
+
+    kopf.on.startup(registry=registry, id="start_probe")(start_probe)
+
+
+def main(namespace: str, stats_path: str, sweep_path: bool, pod_path: bool = False) -> None:
     # the operator's own log level: every created trial and every timer run is a line
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     install_request_counter()
@@ -195,7 +211,9 @@ def main(namespace: str, stats_path: str, sweep_path: bool) -> None:
     sampler.start()
     try:
         # handlers registered itself into kopf's default registry on import
-        registry = build_registry(stats) if sweep_path else kopf.get_default_registry()
+        registry = build_registry(stats) if sweep_path or pod_path else kopf.get_default_registry()
+        if pod_path:
+            add_pod_path(registry, stats, namespace)
         asyncio.run(kopf.operator(registry=registry, standalone=True, clusterwide=False,
                                   namespaces=[namespace], liveness_endpoint=None))
     finally:
@@ -204,4 +222,4 @@ def main(namespace: str, stats_path: str, sweep_path: bool) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], "--sweep-path" in sys.argv[3:])
+    main(sys.argv[1], sys.argv[2], "--sweep-path" in sys.argv[3:], "--pod-path" in sys.argv[3:])

@@ -13,6 +13,7 @@ if pid_alive kubelet && kc get --raw /readyz >/dev/null 2>&1; then
   # let the kubelet do CNI DEL and unmount volumes while it still can
   timeout 90 "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" delete pods --all -A --grace-period=1 --wait=true --timeout=60s >/dev/null 2>&1 || true
 fi
+stop kwok   # fake nodes' lifecycle simulator, when a benchmark started it (hack/kwok.sh)
 stop kube-router
 stop kube-proxy
 stop kubelet

@@ -2,8 +2,10 @@
 
 BuzzSweep: a timer reconciles it level-based (validate → plan → admit → create trials → roll
 up). BuzzTrial: a daemon per trial drives the corridor with trial.runtime.drive, writing status
-before every next step. An index of trial summaries feeds admission and rollups without
-listing trials on every tick.
+before every next step, and settles the trial at the end: labelled settled, out of kopf's watch
+(docs/design.md#settled-trials). An index of the trials kopf watches, and the settled trials'
+summaries (sweep/runtime_settled.py), feed admission and rollups without listing trials on
+every tick.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
-from buzz_operator.observability import events, logs, metrics
+from buzz_operator.observability import events, logs, memory, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.sweep.runtime_settled import SettledTrials
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 from buzz_operator.trial import runtime as trial_runtime
@@ -86,6 +89,9 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
         field="status.kopf.progress", touch_field="status.kopf.dummy")
     settings.persistence.diffbase_storage = NoDiffBase()
     settings.persistence.finalizer = FINALIZER
+    # settled trials leave kopf's watch, and with it kopf's memory of them (docs/design.md#settled-trials)
+    settings.watching.label_selectors[GROUP, TRIALS] = f"!{labels.SETTLED}"
+    memo.settled = SettledTrials(observe=metrics.SNAPSHOT.observe_trial)
     settings.posting.level = logging.WARNING
     memo.kube = await kube_client.connect()
     memo.settings = sweep_runtime.OperatorSettings.from_env(os.environ)
@@ -94,6 +100,8 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
 
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    if isinstance(getattr(memo, "settled", None), SettledTrials):
+        await memo.settled.close()
     if isinstance(getattr(memo, "kube", None), Kube):
         await memo.kube.close()
 
@@ -107,8 +115,16 @@ def trial_summaries(body: kopf.Body, **_: Any) -> dict[None, TrialSummary]:
 
 
 @kopf.on.probe(id="trials")
-def trials_known(trial_summaries: kopf.Index[None, TrialSummary], **_: Any) -> int:
-    return len(trial_summaries.get(None, []))
+def trials_known(trial_summaries: kopf.Index[None, TrialSummary], memo: kopf.Memo, **_: Any) -> int:
+    settled = getattr(memo, "settled", None)
+    return len(trial_summaries.get(None, [])) + (len(settled) if settled is not None else 0)
+
+
+def _known(watched: list[TrialSummary], settled: SettledTrials) -> list[TrialSummary]:
+    """Every trial the operator knows: kopf's index and the settled ones. A trial being settled
+    or unsettled for a regrade can be in both for a moment; kopf's entry is the newer."""
+    names = {(t.namespace, t.name) for t in watched}
+    return watched + [t for t in settled.summaries() if (t.namespace, t.name) not in names]
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
@@ -116,10 +132,12 @@ async def reconcile_sweep(
     body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
 ) -> None:
     logs.CURRENT.set((body.metadata.name, None))
-    known = list(trial_summaries.get(None, []))
-    metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
     old = dict(body.get("status") or {})
     try:
+        # a restarted operator sees every settled trial before it plans (nothing created twice)
+        await memo.settled.ready(memo.kube, body.metadata.namespace)
+        known = _known(list(trial_summaries.get(None, [])), memo.settled)
+        metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
         patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
         patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.get("generation"))
         if patch:
@@ -129,6 +147,7 @@ async def reconcile_sweep(
     metrics.SNAPSHOT.observe_sweep(body.metadata.namespace, body.metadata.name, {**old, **patch})
     if patch:
         events.post(_plain(body), events.sweep_events(old, patch))
+    memory.trim()
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=JANITOR_INTERVAL_S, initial_delay=JANITOR_INTERVAL_S)
@@ -143,10 +162,28 @@ async def janitor(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         await _escaped(memo, body, SWEEPS, "janitor", error, type_=escapes.JANITOR_READY)
 
 
+async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> None:
+    """Label the trial settled and take kopf's finalizer off (docs/design.md#settled-trials): kopf
+    then forgets it, and the settled trials' watch keeps its summary — kept here first, so no
+    reconcile finds it in neither. Not while a regrade is still to run on it."""
+    if trial_runtime.regrade_wanted(status, body.metadata.annotations) is not None:
+        return
+    meta = _plain(body)["metadata"]
+    memo.settled.add(summarize_trial({"metadata": {**meta, "labels": {**(meta.get("labels") or {}),
+                                                                      labels.SETTLED: "true"}},
+                                      "spec": dict(body.spec), "status": status.to_api()}))
+    await resources.relabel(memo.kube, TRIALS, body.metadata.namespace, body.metadata.name,
+                            labels={labels.SETTLED: "true"}, drop_finalizer=FINALIZER)
+
+
 @kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)
 async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
     if trial_runtime.settled(status):
+        try:  # settled before this operator labelled it (a restart in between, or an older operator)
+            await _settle(memo, body, status)
+        except Exception as error:
+            await _escaped(memo, _plain(body), TRIALS, "trial", error)
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     logs.CURRENT.set((str(body.spec.get("sweepName", "")), name))
@@ -167,7 +204,8 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-        await trial_runtime.drive(ctx, status, write)
+        status = await trial_runtime.drive(ctx, status, write)
+        await _settle(memo, body, status)
     except Exception as error:
         await _escaped(memo, {**_plain(body), "status": latest}, TRIALS, "trial", error)
 
@@ -177,20 +215,24 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """spec.regrade, on a finished trial its sweep annotated: the verifier once more on the
     recorded evidence (trial/steps/regrade.py); done when status.regrade names the generation."""
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
-    wanted = str(body.metadata.annotations.get(labels.REGRADE, ""))
-    if not wanted.isdigit() or not trial_runtime.settled(status):
-        return
-    if status.regrade is not None and status.regrade.generation >= int(wanted):
+    wanted = trial_runtime.regrade_wanted(status, body.metadata.annotations)
+    if wanted is None:
+        if trial_runtime.settled(status) and labels.SETTLED not in body.metadata.labels:
+            await _settle(memo, body, status)  # regraded, and its settling did not go through
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-        new = await regrade_step.regrade(ctx, status, int(wanted))
+        new = await regrade_step.regrade(ctx, status, wanted)
         patch = escapes.with_recovery(body.get("status"), status_patch(status, new), _now())
         await _patch_status(memo, body, TRIALS, patch)
     except Exception as error:
         await _escaped(memo, body, TRIALS, "regrade", error)
     events.post(_plain(body), events.regraded(status, new))
+    try:  # the regrade recorded, the trial leaves kopf's watch again
+        await _settle(memo, body, new)
+    except Exception as error:
+        await _escaped(memo, body, TRIALS, "regrade", error)
 
 
 @kopf.on.delete(GROUP, VERSION, TRIALS)

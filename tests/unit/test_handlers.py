@@ -12,6 +12,7 @@ import kopf
 import pytest
 from buzz_operator import handlers
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.sweep.runtime_settled import SettledTrials
 
 KEY = "ef" * 32
 
@@ -38,8 +39,16 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     return recorded
 
 
+class NoSettledTrials(SettledTrials):
+    """No settled trials, and their namespace listed at once (the listing needs an apiserver)."""
+
+    async def ready(self, kube: Any, namespace: str, *, within_s: float = 0.0) -> None:
+        return None
+
+
 def memo(calls: list[tuple[str, Any]]) -> Any:
-    return SimpleNamespace(kube=SimpleNamespace(custom=FakeCustom(calls)), settings=None, workdir=None)
+    return SimpleNamespace(kube=SimpleNamespace(custom=FakeCustom(calls)), settings=None, workdir=None,
+                           settled=NoSettledTrials())
 
 
 def conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:

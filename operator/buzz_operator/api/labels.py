@@ -29,6 +29,9 @@ PHASE_GRADING = "grading"
 # The network the task allows its verifier (public | allowlist | no-network), set with
 # phase=grading; the grading policies open the mirrors and the internet by it.
 NETWORK = f"{GROUP}/network"
+# A trial terminal and torn down, which kopf no longer watches (docs/design.md#settled-trials):
+# its daemon sets it with kopf's finalizer taken off; a regrade takes it off again for the while.
+SETTLED = f"{GROUP}/settled"
 # Marks the preflight canary, which otherwise carries a trial pod's policy labels.
 PREFLIGHT = f"{GROUP}/preflight"
 COMPONENT = "app.kubernetes.io/component"

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from buzz_operator.api.common import SWEEPS, TRIALS
-from buzz_operator.api.labels import REGRADE
+from buzz_operator.api.labels import REGRADE, SETTLED
 from buzz_operator.api.patch import merge_patch
 from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.sweep import QUEUE_NAME, QUEUE_NAME_MAX, BuzzSweepSpec, BuzzSweepStatus
@@ -254,8 +254,11 @@ async def _rerun(kube: Kube, store: ObjectStore, namespace: str, sweep: str, tri
 
 
 async def _ask_regrade(kube: Kube, namespace: str, trial: str, generation: int) -> None:
-    """The trial's own regrade handler (selected by this annotation) does the work."""
-    await resources.annotate(kube, TRIALS, namespace, trial, {REGRADE: str(generation)})
+    """The trial's own regrade handler (selected by this annotation) does the work; a settled
+    trial is unlabelled in the same patch, so kopf watches it again until the regrade is
+    recorded (docs/design.md#settled-trials)."""
+    await resources.relabel(kube, TRIALS, namespace, trial, labels={SETTLED: None},
+                            annotations={REGRADE: str(generation)})
 
 
 async def _delete(kube: Kube, namespace: str, name: str) -> None:

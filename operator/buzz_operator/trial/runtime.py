@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
+from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 from buzz_operator.trial.adopt import adopted_status
 from buzz_operator.trial.failures import StepFailure, classify_reason, exception_reason
@@ -139,6 +140,17 @@ async def release(ctx: TrialContext, status: BuzzTrialStatus) -> None:
 def settled(status: BuzzTrialStatus) -> bool:
     """Terminal and torn down: nothing more to do for this trial."""
     return is_terminal(status) and any(c.type == RELEASED for c in status.conditions)
+
+
+def regrade_wanted(status: BuzzTrialStatus, annotations: Mapping[str, str]) -> int | None:
+    """The sweep generation whose regrade (the trial's REGRADE annotation) is still to run on
+    this settled trial, or None: none asked, or the last one recorded is that generation's."""
+    wanted = str(annotations.get(REGRADE, ""))
+    if not wanted.isdigit() or not settled(status):
+        return None
+    if status.regrade is not None and status.regrade.generation >= int(wanted):
+        return None
+    return int(wanted)
 
 
 async def drive(ctx: TrialContext, status: BuzzTrialStatus, write: WriteStatus) -> BuzzTrialStatus:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from buzz_operator.api.labels import SETTLED
 from kopf.testing import KopfRunner
 
 from tests.integration.operator.test_operator import (
@@ -48,6 +49,10 @@ async def test_regrade_reruns_the_verifier_on_recorded_evidence(  # type: ignore
             return items if all(r and r["generation"] == generation for r in records.values()) else None
 
         after = wait_until(regraded, 300, "both trials to record a regrade")
+        # a regrade takes a settled trial back into kopf's watch; once recorded it leaves again
+        wait_until(lambda: all((t["metadata"].get("labels") or {}).get(SETTLED) == "true"
+                               for t in kubectl_json("-n", namespace, "get", "buzztrials")["items"]),
+                   60, "both regraded trials settled again")
     assert runner.exception is None, runner.output
 
     native = after["user-mention"]["status"]

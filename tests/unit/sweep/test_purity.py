@@ -21,7 +21,7 @@ PURE_ROOMS = ("api", "condition", "dataset", "ledger", "results")
 EDGE_MODULES = {
     # reads ConfigMaps, Secrets, Services and the store; git_fetch dials git servers (dulwich)
     "inputs": {"resolve", "datasets", "git_datasets", "git_fetch"},
-    "sweep": {"runtime", "runtime_store"},
+    "sweep": {"runtime", "runtime_store", "runtime_settled"},  # runtime_settled: a watch of settled trials
     "trial": {"runtime", "runtime_context", "runtime_io", "runtime_keys", "runtime_phase", "runtime_relay_ca",
               "runtime_setup",
               "steps"},  # the corridor's steps (trial/steps/), each talks to the pod, relay or store

@@ -1,0 +1,166 @@
+"""The settled trials' summaries, which the operator keeps without kopf (docs/design.md#settled-trials).
+
+A trial that is terminal and torn down is *settled*: its trial daemon labels it
+`bench.buzz.dev/settled=true` and takes kopf's finalizer off in the same patch
+(trial/settle.py). kopf's watch of BuzzTrials selects `!bench.buzz.dev/settled`, so the apiserver
+tells kopf the trial is gone and kopf forgets everything it held for it (its memory of the object,
+its daemon, its index entry): about 0.9 KB a trial, most of what a 100,000-trial sweep cost the
+operator (bench/scale.py). What the sweep still needs of a settled trial — its TrialSummary, for
+the planner, the rollup, summary.json, rerun and regrade — is kept here, from a watch of its own
+that selects only settled trials: one slotted summary a trial, and the metrics record.
+
+One watch per namespace, started by the first reconcile of a sweep there, which waits until its
+first listing (read a page at a time) is complete: a restarted operator sees every settled trial
+before it plans anything, so nothing is created twice. The watch then keeps the summaries exact —
+a settled trial deleted (by spec.rerun, by hand, with its sweep) is dropped when its DELETED event
+comes, and one unlabelled for a regrade leaves here and comes back to kopf. A watch that expires
+(410) or fails is listed again from scratch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from kubernetes_asyncio import watch
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from buzz_operator.api.common import GROUP, TRIALS, VERSION
+from buzz_operator.api.labels import SETTLED
+from buzz_operator.kube import resources
+from buzz_operator.kube.client import Kube
+from buzz_operator.sweep.summary import TrialSummary, summarize_trial
+
+log = logging.getLogger(__name__)
+SELECTOR = f"{SETTLED}=true"
+WATCH_S = 300  # the server ends each watch after this; it is resumed from the last version seen
+RETRY_S = (1.0, 30.0)  # backoff after a failed list or watch: first, most
+LIST_WAIT_S = 120.0  # how long a reconcile waits for a namespace's first listing before it fails
+
+Observe = Callable[[Mapping[str, Any]], None]  # what else hears of each settled trial's body (metrics)
+
+
+def _ignore(_: Mapping[str, Any]) -> None:
+    return None
+
+
+class Namespace:
+    """The settled trials of one namespace, and the task that keeps them."""
+
+    def __init__(self, observe: Observe = _ignore) -> None:
+        self.observe = observe
+        self.trials: dict[str, TrialSummary] = {}
+        self.listed = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self.added: dict[str, float] = {}  # name -> when `add` put it here (kept across a relist)
+
+    def apply(self, kind: str, body: Mapping[str, Any]) -> None:
+        """One watch event of a settled trial."""
+        name = str((body.get("metadata") or {}).get("name", ""))
+        if kind == "DELETED":
+            self.trials.pop(name, None)
+            self.added.pop(name, None)
+        elif kind in ("ADDED", "MODIFIED"):
+            self.trials[name] = summarize_trial(body)
+            self.observe(body)
+
+    def relisted(self, listed: dict[str, TrialSummary], began: float) -> None:
+        """A fresh listing (begun at monotonic `began`) replaces what was kept, except the trials
+        settled here while it ran: the list may predate their label, their ADDED follows it."""
+        late = {name: self.trials[name] for name, at in self.added.items() if at >= began and name in self.trials}
+        self.trials = {**listed, **late}
+        self.added = {name: at for name, at in self.added.items() if at >= began}
+
+
+class SettledTrials:
+    def __init__(self, observe: Observe = _ignore) -> None:
+        """`observe` hears every settled trial's body as it is listed or watched: the operator's
+        metrics keep a record of each trial they report (observability/metrics.py)."""
+        self.observe = observe
+        self.namespaces: dict[str, Namespace] = {}
+
+    async def ready(self, kube: Kube, namespace: str, *, within_s: float = LIST_WAIT_S) -> None:
+        """Start following `namespace` if nothing does yet, and wait for its first listing."""
+        kept = self.namespaces.get(namespace)
+        if kept is None or kept.task is None or kept.task.done():
+            kept = kept or Namespace(self.observe)
+            self.namespaces[namespace] = kept
+            kept.task = asyncio.create_task(self._follow(kube, namespace, kept), name=f"settled trials of {namespace}")
+        async with asyncio.timeout(within_s):
+            await kept.listed.wait()
+
+    def add(self, summary: TrialSummary) -> None:
+        """A trial this operator is settling, kept before its label is written, so no reconcile
+        finds it in neither kopf's index nor here."""
+        kept = self.namespaces.setdefault(summary.namespace, Namespace(self.observe))
+        kept.trials[summary.name] = summary
+        kept.added[summary.name] = time.monotonic()
+
+    def summaries(self) -> Iterator[TrialSummary]:
+        for kept in self.namespaces.values():
+            yield from kept.trials.values()
+
+    def __len__(self) -> int:
+        return sum(len(kept.trials) for kept in self.namespaces.values())
+
+    async def close(self) -> None:
+        tasks = [kept.task for kept in self.namespaces.values() if kept.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _follow(self, kube: Kube, namespace: str, kept: Namespace) -> None:
+        delay = RETRY_S[0]
+        while True:
+            try:
+                version = await self._list(kube, namespace, kept)
+                delay = RETRY_S[0]
+                while version is not None:
+                    version = await self._watch(kube, namespace, kept, version)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the apiserver may be away: list again after a while, never stop
+                log.warning("settled trials of %s: %s: %s; listing again in %.0f s", namespace,
+                            type(error).__name__, error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_S[1])
+
+    async def _list(self, kube: Kube, namespace: str, kept: Namespace) -> str:
+        began = time.monotonic()
+        listed: dict[str, TrialSummary] = {}
+        version = ""
+        async for items, page_version in resources.pages(kube, TRIALS, namespace, selector=SELECTOR):
+            version = page_version
+            for body in items:
+                listed[body["metadata"]["name"]] = summarize_trial(body)
+                self.observe(body)
+        kept.relisted(listed, began)
+        kept.listed.set()
+        return version
+
+    async def _watch(self, kube: Kube, namespace: str, kept: Namespace, version: str) -> str | None:
+        """Follow from `version` until the server ends the watch; the version to resume from,
+        None when it expired (410: list again)."""
+        stream = watch.Watch()
+        try:
+            async for event in stream.stream(
+                kube.custom.list_namespaced_custom_object, GROUP, VERSION, namespace, TRIALS,
+                label_selector=SELECTOR, resource_version=version, allow_watch_bookmarks=True,
+                timeout_seconds=WATCH_S,
+            ):
+                body = event["object"]
+                version = (body.get("metadata") or {}).get("resourceVersion") or version
+                if event["type"] != "BOOKMARK":
+                    kept.apply(event["type"], body)
+        except ApiException as error:
+            if error.status == 410:
+                return None
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()  # each Watch owns an aiohttp session
+        return version

@@ -93,7 +93,8 @@ def rss_mb() -> float:
 class Stats:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.lock = threading.Lock()
+        # reentrant: the SIGUSR1 handler writes from the main thread, which may be inside a write
+        self.lock = threading.RLock()
 
     def write(self, record: dict[str, Any]) -> None:
         with self.lock, self.path.open("a", encoding="utf-8") as handle:
@@ -153,6 +154,7 @@ def heap_by_type() -> dict[str, list[int]]:
 def dump_heap_on_signal(stats: Stats) -> None:
     def dump(_signum: int, _frame: object) -> None:
         began = time.perf_counter()
+        sys._debugmallocstats()  # pymalloc's arenas and pools, to the operator's log (stderr)
         heap = heap_by_type()
         stats.write({"kind": "heap", "t": time.time(), "rss_mb": rss_mb(), "types": heap,
                      "ms": (time.perf_counter() - began) * 1000})

@@ -7,7 +7,8 @@ its pod, with the operator's own code: the pod built by trial.podspec.build_tria
 trial's spec and labels (forwarder included, its target the relay Service's ClusterIP read per
 pod as the launch step reads it), created by kube.objects.create_pod, waited for by
 kube.pods.wait_running with the trial's status reporter (as trial/steps/launch.py waits), then
-the trial's terminal status written in one patch, then the pod deleted as teardown deletes it.
+the trial's terminal status written in one patch, the pod deleted as teardown deletes it, and
+the trial settled as the daemon settles it (handlers._settle: labelled, kopf's finalizer off).
 What it leaves out is everything that needs a running container: provisioning on the relay, the
 execs, the run, collect, grade and the bundle — kwok's pods have no process to exec into.
 
@@ -28,7 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 import kopf
-from buzz_operator.api.trial import BuzzTrialSpec
+from buzz_operator import handlers
+from buzz_operator.api.trial import BuzzTrialSpec, BuzzTrialStatus
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.pods import trial_status_reporter, wait_running
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
@@ -56,7 +58,9 @@ def on_fake_nodes(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 # the terminal status the corridor's last write would carry (its figures are not what is measured)
-SUCCEEDED = {"phase": "Succeeded", "outcome": "ok", "reward": 1.0, "costUSD": {"floor": 0.01, "ceiling": 0.02}}
+SUCCEEDED = {"phase": "Succeeded", "outcome": "ok", "reward": 1.0, "costUSD": {"floor": 0.01, "ceiling": 0.02},
+             "conditions": [{"type": "Released", "status": "True", "reason": "Released", "message": "torn down",
+                             "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
 
 
 def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: str, record: Record) -> None:
@@ -84,6 +88,7 @@ def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: 
             raise kopf.PermanentError(f"pod {pod['metadata']['name']}: {state.reason}: {state.message}")
         await resources.patch_status(memo.kube, plural, namespace, name, SUCCEEDED)
         await objects.delete_pod(memo.kube, namespace, pod["metadata"]["name"], grace_seconds=0)
+        await handlers._settle(memo, body, BuzzTrialStatus.model_validate(SUCCEEDED))
         record({"kind": "pod", "t": time.time(), "trial": name, "create_ms": (created - began) * 1000,
                 "running_ms": (running - created) * 1000, "deleted_ms": (time.time() - running) * 1000})
 

@@ -84,7 +84,7 @@ up() {
     --manage-nodes-with-label-selector "$NODE_LABEL" \
     --node-ip 10.254.0.1 --cidr 10.254.0.0/16 \
     --server-address 127.0.0.1:${BUZZ_KWOK_PORT:-10247} \
-    >"$KW_LOG" 2>&1 < /dev/null &
+    >"$KW_LOG" 2>&1 < /dev/null 9>&- &   # not the up lock: it would hold it for its life
   echo $! > "$RUN/pids/kwok.pid"
   local i
   for i in $(seq 1 50); do

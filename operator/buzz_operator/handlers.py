@@ -165,9 +165,12 @@ async def janitor(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> None:
     """Label the trial settled and take kopf's finalizer off (docs/design.md#settled-trials): kopf
     then forgets it, and the settled trials' watch keeps its summary — kept here first, so no
-    reconcile finds it in neither. Not while a regrade is still to run on it."""
+    reconcile finds it in neither. Not while a regrade is still to run on it. A Ready=False an
+    earlier failure to settle left is set True first: after the label no handler sees the trial."""
     if trial_runtime.regrade_wanted(status, body.metadata.annotations) is not None:
         return
+    if recovered := escapes.recovered_patch(status.to_api(), _now(), generation=body.metadata.get("generation")):
+        await _patch_status(memo, body, TRIALS, recovered)
     meta = _plain(body)["metadata"]
     memo.settled.add(summarize_trial({"metadata": {**meta, "labels": {**(meta.get("labels") or {}),
                                                                       labels.SETTLED: "true"}},
@@ -218,7 +221,10 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     wanted = trial_runtime.regrade_wanted(status, body.metadata.annotations)
     if wanted is None:
         if trial_runtime.settled(status) and labels.SETTLED not in body.metadata.labels:
-            await _settle(memo, body, status)  # regraded, and its settling did not go through
+            try:  # regraded, and its settling did not go through
+                await _settle(memo, body, status)
+            except Exception as error:
+                await _escaped(memo, body, TRIALS, "regrade", error)
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     try:

@@ -25,6 +25,16 @@ class FakeCustom:
                                                     name: str, body: dict[str, Any], **_: Any) -> None:
         self.calls.append(("status", (plural, name, body["status"])))
 
+    async def get_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                           name: str, **_: Any) -> dict[str, Any]:
+        return {"metadata": {"name": name, "resourceVersion": "7",
+                             "finalizers": [handlers.FINALIZER, "someone.else/keep"]}}
+
+    async def patch_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                             name: str, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.calls.append(("metadata", (plural, name, body["metadata"])))
+        return body
+
 
 def body(kind: str, status: dict[str, Any] | None = None) -> kopf.Body:
     return kopf.Body({"apiVersion": "bench.buzz.dev/v1alpha1", "kind": kind,
@@ -114,3 +124,22 @@ async def test_trial_daemon_escape_is_recorded_on_the_trial(calls, monkeypatch, 
     assert "spec.relay.ownerKeySecretRef" in ready["message"]
     events = [value for kind, value in calls if kind == "event"]
     assert events[-1].type == "Warning" and events[-1].reason == "InvalidSpec"
+
+
+async def test_a_settled_trial_recovers_ready_then_leaves_the_watch(calls) -> None:  # type: ignore[no-untyped-def]
+    """A trial whose settling failed once (Ready=False) and is settled by its next daemon: Ready
+    is set True before the label, since after it no handler of this operator sees the trial."""
+    failed = {"type": "Ready", "status": "False", "reason": "ApiServerUnavailable", "message": "x",
+              "lastTransitionTime": "2026-12-02T00:00:00Z"}
+    released = {"type": "Released", "status": "True", "reason": "Released", "message": "",
+                "lastTransitionTime": "2026-12-02T00:00:00Z"}
+    state = memo(calls)
+    await handlers.drive_trial(body=body("BuzzTrial", {"phase": "Succeeded", "outcome": "ok", "reward": 1.0,
+                                                       "conditions": [released, failed]}), memo=state)
+    assert [kind for kind, _ in calls] == ["status", "metadata"]
+    assert conditions(calls[0][1][2])["Ready"]["status"] == "True"
+    _, name, metadata = calls[1][1]
+    assert name == "s" and metadata["labels"] == {"bench.buzz.dev/settled": "true"}
+    # only kopf's finalizer goes, and only on the version it was read at
+    assert metadata["finalizers"] == ["someone.else/keep"] and metadata["resourceVersion"] == "7"
+    assert [t.name for t in state.settled.summaries()] == ["s"]

@@ -175,8 +175,12 @@ async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> 
     memo.settled.add(summarize_trial({"metadata": {**meta, "labels": {**(meta.get("labels") or {}),
                                                                       labels.SETTLED: "true"}},
                                       "spec": dict(body.spec), "status": status.to_api()}))
-    await resources.relabel(memo.kube, TRIALS, body.metadata.namespace, body.metadata.name,
-                            labels={labels.SETTLED: "true"}, drop_finalizer=FINALIZER)
+    try:
+        await resources.relabel(memo.kube, TRIALS, body.metadata.namespace, body.metadata.name,
+                                labels={labels.SETTLED: "true"}, drop_finalizer=FINALIZER)
+    except BaseException:  # not labelled (cancelled too): kopf keeps it, and a later daemon settles it
+        memo.settled.discard(body.metadata.namespace, body.metadata.name)
+        raise
 
 
 @kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)

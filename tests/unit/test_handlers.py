@@ -143,3 +143,23 @@ async def test_a_settled_trial_recovers_ready_then_leaves_the_watch(calls) -> No
     # only kopf's finalizer goes, and only on the version it was read at
     assert metadata["finalizers"] == ["someone.else/keep"] and metadata["resourceVersion"] == "7"
     assert [t.name for t in state.settled.summaries()] == ["s"]
+
+
+async def test_a_trial_whose_label_is_refused_stays_kopfs(calls, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The summary kept ahead of the label is dropped again when the patch fails (a 500 a real
+    apiserver will not produce on demand, hence the fake): kopf still watches the trial, and a
+    settled set that kept it would hide a later deletion of it from the planner."""
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    async def refused(*_: Any, **__: Any) -> None:
+        raise ApiException(status=500, reason="etcd unavailable")
+
+    state = memo(calls)
+    monkeypatch.setattr(state.kube.custom, "patch_namespaced_custom_object", refused)
+    released = {"type": "Released", "status": "True", "reason": "Released", "message": "",
+                "lastTransitionTime": "2026-12-02T00:00:00Z"}
+    with pytest.raises(kopf.TemporaryError):
+        await handlers.drive_trial(body=body("BuzzTrial", {"phase": "Succeeded", "outcome": "ok", "reward": 1.0,
+                                                           "conditions": [released]}), memo=state)
+    assert list(state.settled.summaries()) == []
+    assert conditions(calls[0][1][2])["Ready"]["status"] == "False"

@@ -61,9 +61,9 @@ class Namespace:
     def apply(self, kind: str, body: Mapping[str, Any]) -> None:
         """One watch event of a settled trial."""
         name = str((body.get("metadata") or {}).get("name", ""))
+        self.added.pop(name, None)  # the watch has seen it: no relisting needs to remember it
         if kind == "DELETED":
             self.trials.pop(name, None)
-            self.added.pop(name, None)
         elif kind in ("ADDED", "MODIFIED"):
             self.trials[name] = summarize_trial(body)
             self.observe(body)
@@ -99,6 +99,12 @@ class SettledTrials:
         kept = self.namespaces.setdefault(summary.namespace, Namespace(self.observe))
         kept.trials[summary.name] = summary
         kept.added[summary.name] = time.monotonic()
+
+    def discard(self, namespace: str, name: str) -> None:
+        """A trial `add` kept whose label was not written after all: kopf still has it."""
+        if (kept := self.namespaces.get(namespace)) is not None:
+            kept.trials.pop(name, None)
+            kept.added.pop(name, None)
 
     def summaries(self) -> Iterator[TrialSummary]:
         for kept in self.namespaces.values():

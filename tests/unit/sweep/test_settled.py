@@ -54,6 +54,18 @@ def test_a_relisting_replaces_all_but_the_trials_settled_while_it_ran() -> None:
     assert set(kept.trials) == {"listed", "late"} and not kept.added
 
 
+def test_a_trial_is_remembered_as_settled_here_only_until_the_watch_sees_it() -> None:
+    settled = SettledTrials()
+    settled.add(summary("a"))
+    settled.add(summary("b"))
+    kept = settled.namespaces["ns"]
+    kept.apply("ADDED", body("a"))  # otherwise every settled trial would keep an entry for good
+    assert set(kept.added) == {"b"} and set(kept.trials) == {"a", "b"}
+    settled.discard("ns", "b")  # its label was not written after all
+    assert set(kept.trials) == {"a"} and not kept.added
+    settled.discard("elsewhere", "x")  # a namespace never followed: nothing to drop
+
+
 def test_the_reconcile_knows_both_and_prefers_kopfs_entry() -> None:
     settled = SettledTrials()
     settled.add(summary("done"))

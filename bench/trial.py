@@ -49,6 +49,7 @@ from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from kubernetes_asyncio import watch
+from kubernetes_asyncio.client.exceptions import ApiException
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -148,6 +149,11 @@ class PhaseClock:
                     phase = (obj.get("status") or {}).get("phase")
                     if phase and phase not in phases:
                         phases[phase] = now
+            except ApiException as error:
+                # a CRD the stage just installed answers 429 "storage is (re)initializing" for a
+                # moment; a clock that died on it would see no trial finish and call the run incomplete
+                print(f"phase clock: watch failed ({error.status} {error.reason}); watching again", flush=True)
+                await asyncio.sleep(0.5)
             finally:
                 await stream.close()  # each Watch owns an aiohttp session
 
@@ -191,6 +197,9 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                     break
                 if operator.poll() is not None:
                     raise RuntimeError(f"operator exited {operator.returncode}; see {log_path}")
+                if clock_task.done():  # the clock's own failure is the run's, never "0 trials succeeded"
+                    clock_task.result()
+                    raise RuntimeError("the phase clock stopped watching")
                 await asyncio.sleep(1.0)
             if operator.poll() is None:
                 await asyncio.sleep(1.0)  # the finish's own tail (release, Event) on the operator's clock

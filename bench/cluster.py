@@ -19,6 +19,7 @@ from typing import Any
 import asyncpg
 import yaml
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.labels import SETTLED
 from buzz_operator.dev import deploy_relay
 from buzz_operator.dev.localstack import host_ip, with_database
 from buzz_operator.kube import objects
@@ -53,9 +54,11 @@ class Stage:
 
 
 def release_finalizers(namespace: str, kinds: tuple[str, ...]) -> None:
-    """kopf's finalizers would hold the namespace in Terminating once the operator is gone."""
+    """kopf's finalizers would hold the namespace in Terminating once the operator is gone. A
+    settled trial has none left (its settling took kopf's off), so only unsettled ones are read."""
     for kind in kinds:
-        for obj in kubectl("-n", namespace, "get", kind, "-o", "name", check=False).stdout.split():
+        only = ["-l", f"!{SETTLED}"] if kind == "buzztrials" else []
+        for obj in kubectl("-n", namespace, "get", kind, *only, "-o", "name", check=False).stdout.split():
             kubectl("-n", namespace, "patch", obj, "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
                     check=False)
 

@@ -119,7 +119,8 @@ class Kubelet:
     async def work(self) -> None:
         body = {"status": {"phase": "Succeeded", "outcome": "ok", "reward": 1.0,
                            "costUSD": {"floor": 0.01, "ceiling": 0.02}, "conditions": [RELEASED]}}
-        settle = {"metadata": {"labels": {SETTLED: "true"}}}
+        # kopf's finalizer (on since creation) goes with the label, as the daemon's settling takes it
+        settle = {"metadata": {"labels": {SETTLED: "true"}, "finalizers": None}}
         while True:
             name = await self.queue.get()
             await self.kube.custom.patch_namespaced_custom_object_status(
@@ -156,8 +157,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
     write_dataset(store / DATASET_PREFIX, tasks)
     heaps_asked = 0
     try:
-        # without the trial daemon kopf puts no finalizer on trials; only the sweeps carry one
-        async with stage(kube, "bench-scale", finalized=("buzzsweeps",)) as where:
+        async with stage(kube, "bench-scale") as where:
             namespace = where.namespace
             kubelet = Kubelet(kube, namespace)
             fixture = kubelet.tasks()

@@ -41,7 +41,7 @@ from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
 from buzz_operator.trial.steps import regrade as regrade_step
 
-FINALIZER = f"{GROUP}/finalizer"
+FINALIZER = labels.FINALIZER
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
 REGRADE_INTERVAL_S = float(os.environ.get("BUZZ_REGRADE_INTERVAL_S", "5"))
 JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))

@@ -32,6 +32,10 @@ NETWORK = f"{GROUP}/network"
 # A trial terminal and torn down, which kopf no longer watches (docs/design.md#settled-trials):
 # its daemon sets it with kopf's finalizer taken off; a regrade takes it off again for the while.
 SETTLED = f"{GROUP}/settled"
+# kopf's finalizer on BuzzTrials (settings.persistence.finalizer). The sweep creates each trial
+# with it already on, so kopf does not spend a PATCH per trial adding it (bench/trial.py counts
+# writes); the trial's daemon takes it off when it settles the trial.
+FINALIZER = f"{GROUP}/finalizer"
 # Marks the preflight canary, which otherwise carries a trial pod's policy labels.
 PREFLIGHT = f"{GROUP}/preflight"
 COMPONENT = "app.kubernetes.io/component"

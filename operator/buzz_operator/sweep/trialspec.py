@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from buzz_operator.api.common import API_VERSION
-from buzz_operator.api.labels import CREATED_AT_GENERATION
+from buzz_operator.api.labels import CREATED_AT_GENERATION, FINALIZER
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.stack import StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec
@@ -103,6 +103,8 @@ def trial_object(
             "labels": dict(planned.labels),
             **({"annotations": annotations} if annotations else {}),
             "ownerReferences": [owner_reference("BuzzSweep", planned.sweep, sweep_uid)],
+            # kopf's own, put on at creation: kopf finds it there and writes nothing to add it
+            "finalizers": [FINALIZER],
         },
         "spec": spec.to_api(),
     }

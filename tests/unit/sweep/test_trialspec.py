@@ -106,6 +106,8 @@ def test_trial_object_is_owned_by_the_sweep() -> None:
                 "blockOwnerDeletion": True,
             }
         ],
+        # kopf's finalizer from the start: kopf then writes nothing to add it
+        "finalizers": ["bench.buzz.dev/finalizer"],
     }
     assert body["spec"] == spec.to_api()
 

@@ -100,4 +100,11 @@ def admit(
             left = waiting - len(admitted)
             return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
         admitted.append(trial)
+    # `planned` may be only the first few of those waiting: the ones left behind it wait on the
+    # same limit, which must be named now, or the sweep's waiting flips off and on again with
+    # every trial admitted (an Event and a status write each time)
+    left = waiting - len(admitted)
+    if left > 0 and (limit := blocked(len(admitted))) is not None:
+        reason, detail = limit
+        return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
     return AdmissionDecision(admitted)

@@ -37,7 +37,7 @@ from buzz_operator.sweep.planner import plan_missing
 from buzz_operator.sweep.rerun import select_regrades, select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.summary import TrialSummary, just_created
 from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_due
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 
@@ -217,7 +217,11 @@ async def reconcile(
         for planned_trial in decision.admit
     ]
     await _create_all(kube, namespace, bodies)
-    figures = rollup(mine, spec.attempts, planned=len(tasks) * spec.attempts)
+    # the trials just created are pending ones now, not "not created": counted so, a sweep that
+    # admits its next trial as its last one finishes stays Running instead of flapping to
+    # NoTrialsActive for one tick (an Event and a status write per trial at spec.parallelism 1)
+    figures = rollup([*mine, *(just_created(p.name, p.sweep, p.task, p.attempt, namespace) for p in decision.admit)], spec.attempts,
+                     planned=len(tasks) * spec.attempts)
     new = next_sweep_status(
         previous, rollup=figures, decision=decision, condition_name=manifest.condition,
         condition_hash=manifest.sha256, suspended=spec.suspend,

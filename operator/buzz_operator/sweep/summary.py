@@ -57,6 +57,12 @@ class TrialSummary:
         return self.state in {TrialState.PENDING, TrialState.RUNNING}
 
 
+def just_created(name: str, sweep: str, task: str, attempt: int, namespace: str) -> TrialSummary:
+    """A trial this reconcile created, before any watch has reported it: pending, nothing spent."""
+    return TrialSummary(name=name, sweep=sweep, task=task, attempt=attempt, state=TrialState.PENDING,
+                        namespace=namespace)
+
+
 def trial_state(status: BuzzTrialStatus) -> TrialState:
     if status.phase is Phase.PENDING:
         return TrialState.PENDING

@@ -129,6 +129,25 @@ def test_the_waiting_count_is_every_missing_trial_when_only_the_first_are_named(
     assert suspended.waiting_message == "99996 trials waiting: spec.suspend is true"
 
 
+def test_the_trials_behind_the_named_ones_wait_on_the_limit_the_admitted_ones_reach() -> None:
+    # parallelism 1, the last trial just finished: the one named is admitted, and the other four
+    # wait on parallelism at once, so the sweep's waiting does not clear for a tick and come back
+    decision = admit(PLANNED[:1], [], parallelism=1, endpoint_caps={}, operator_cap=None, cost_so_far=0,
+                     max_cost=None, suspended=False, waiting=5)
+    assert decision.admit == PLANNED[:1]
+    assert decision.waiting_reason == "ParallelismLimit"
+    assert decision.waiting_message == "4 trials waiting: 1/1 of this sweep's trials active (spec.parallelism)"
+
+
+def test_the_trials_behind_the_named_ones_wait_on_nothing_while_room_is_left() -> None:
+    # the planner named fewer than fit (an endpoint cap or the operator's is not reached): the
+    # next tick admits more, and nothing is said to be waiting
+    decision = admit(PLANNED[:2], [], parallelism=4, endpoint_caps={}, operator_cap=None, cost_so_far=0,
+                     max_cost=None, suspended=False, waiting=6)
+    assert decision.admit == PLANNED[:2]
+    assert (decision.waiting_reason, decision.waiting_message) == (None, "")
+
+
 def test_operator_settings_from_the_environment_name_a_bad_variable() -> None:
     import pytest
     from buzz_operator.sweep.runtime import OperatorSettings

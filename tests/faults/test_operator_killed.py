@@ -28,12 +28,12 @@ from .conftest import list_trials, settled, wait_for
 TASKS = ["hello-file", "user-mention", "reply-to-thread", "create-channel-invite-users",
          "read-named-path-outside-workspace"]
 ATTEMPTS = 4  # 5 tasks × 4 = 20 trials
-# Each point sees the trials and the names of the trial pods seen so far. Entering Launching is
-# not written (trial/state.write_can_wait): a trial is launching when its pod exists while its
-# status still says Provisioning.
+# Each point sees the trials and the names of the trial pods seen so far. Entering Provisioning
+# and Launching is not written (trial/state.write_can_wait): a trial is launching when its pod
+# exists while its status still says Pending.
 KILL_POINTS = (
     ("first trials created", lambda ts, pods: len(ts) > 0),
-    ("a trial launching", lambda ts, pods: any(_phase(t) in ("Provisioning", "Launching")
+    ("a trial launching", lambda ts, pods: any(_phase(t) in ("Pending", "Provisioning", "Launching")
                                                 and t["metadata"]["name"] in pods for t in ts)),
     ("a trial Running", lambda ts, pods: any(_phase(t) == "Running" for t in ts)),
     ("a trial grading or bundling",

@@ -285,24 +285,28 @@ def advance(
     return _enter(moved, target, now)
 
 
-# Entering these phases need not be written at once: the step that led there (provisioning,
-# collecting) is redone exactly by a restarted operator that finds the phase before, and the
-# next write carries its fact. Launching and Running, Bundling and the finish stay written:
-# the agents' clock counts from Running, and a verifier must not run twice.
-UNWRITTEN_ENTRIES = frozenset({Phase.LAUNCHING, Phase.GRADING})
+# Entering these phases need not be written at once: what leads there is redone exactly by a
+# restarted operator that finds the phase before — beginning a try (it only stamps the time),
+# provisioning (it returns the stored tenant and keeps an existing Secret), collecting — and the
+# next write carries their facts. So a trial's first write is its Running. Running, Collecting,
+# Bundling and the finish stay written: the agents' clock counts from Running, the run's end is
+# what collecting reads, and a verifier must not run twice.
+UNWRITTEN_ENTRIES = frozenset({Phase.PROVISIONING, Phase.LAUNCHING, Phase.GRADING})
 
 
 def write_can_wait(written: BuzzTrialStatus, new: BuzzTrialStatus) -> bool:
-    """Whether `new` (one plain step forward from the status last written) may go unwritten
-    until the next step's status: saves two status writes per trial (bench/trial.py)."""
-    return (
-        new.phase in UNWRITTEN_ENTRIES
-        and written.phase is not new.phase
-        and next_phase(written.phase) is new.phase
-        and new.failure_class is None
-        and new.retries == written.retries
-        and new.step_retries == 0
-    )
+    """Whether `new` (plain steps forward from the status last written, each into a phase of
+    UNWRITTEN_ENTRIES) may go unwritten until a later step's status: saves three status writes
+    per trial (bench/trial.py)."""
+    if (written.phase is new.phase or new.phase in TERMINAL or written.phase in TERMINAL
+            or new.failure_class is not None or new.retries != written.retries or new.step_retries != 0):
+        return False
+    phase = written.phase
+    while phase is not new.phase:
+        phase = next_phase(phase)
+        if phase not in UNWRITTEN_ENTRIES:
+            return False
+    return True
 
 
 def _with_spend(status: BuzzTrialStatus, spend: Spend) -> dict[str, Any]:

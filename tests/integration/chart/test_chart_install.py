@@ -196,11 +196,11 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
     apply(ns, sample_sweep(SWEEP, r.fullname, tasks=TASKS, ttl_s=TTL_S))
 
     def trial_in_flight() -> tuple[dict[str, Any], dict[str, Any]] | None:
-        # launching: its pod exists while the status may still say Provisioning (entering
-        # Launching rides on the next write, docs/corridor.md#writes-that-wait)
+        # launching: its pod exists while the status may still say Pending (entering
+        # Provisioning and Launching rides on the next write, docs/corridor.md#writes-that-wait)
         for t in kubectl_json("-n", ns, "get", "buzztrials")["items"]:
             status = t.get("status") or {}
-            if status.get("phase") in ("Provisioning", "Launching", "Running"):
+            if status.get("phase", "Pending") in ("Pending", "Provisioning", "Launching", "Running"):
                 pod = status.get("pod") or t["metadata"]["name"]  # a first try's pod bears the trial's name
                 found = kubectl_json("-n", ns, "get", "pods", "--field-selector", f"metadata.name={pod}")["items"]
                 if found:
@@ -209,7 +209,7 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
 
     trial, r.trial_pod = wait_for(trial_in_flight, 240, "a trial launching or running")
     before = scrape(ns, r.fullname)
-    r.upgraded_during = trial["status"]["phase"]
+    r.upgraded_during = (trial.get("status") or {}).get("phase", "Pending")
     relay_keys = kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
     # a changed value while the trial runs: Recreate stops the old operator, the new one resumes
     helm_cmd(
@@ -307,7 +307,7 @@ def test_upgrade_rolled_the_operator_and_the_running_trial_went_on(run: Run) -> 
     assert old["metadata"]["uid"] != new["metadata"]["uid"]
     env = {e["name"]: e.get("value") for e in new["spec"]["containers"][0]["env"]}
     assert env["BUZZ_SWEEP_INTERVAL_S"] == "3"
-    assert run.upgraded_during in ("Provisioning", "Launching", "Running")
+    assert run.upgraded_during in ("Pending", "Provisioning", "Launching", "Running")
     assert run.relay_keys_kept  # the chart's generated keys survive an upgrade (lookup)
     # the new operator wrote the trial's later phases: it resumed the trial, nothing restarted it
     assert run.resumed_patches > 0

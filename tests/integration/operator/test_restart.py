@@ -48,9 +48,9 @@ async def test_operator_restart_resumes_a_launching_trial(namespace, crds, sweep
     args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
     with KopfRunner(args, timeout=60) as first:
         apply(namespace, make_sweep("s1", store_url=f"file://{store}", tasks=["user-mention"]))
-        # launching: the pod exists while the status still says Provisioning (entering Launching
-        # rides on the next write, trial/state.write_can_wait)
-        wait_until(lambda: (found := trial_phase(namespace)) and found[0] in ("Provisioning", "Launching")
+        # launching: the pod exists while the status still says Pending (entering Provisioning
+        # and Launching rides on the next write, trial/state.write_can_wait)
+        wait_until(lambda: (found := trial_phase(namespace)) and found[0] in ("Pending", "Provisioning", "Launching")
                    and pod_exists(namespace, found[1]["metadata"]["name"]), 240, "launching")
     assert first.exception is None, first.output
 

@@ -1,7 +1,7 @@
 """Fewer status writes without losing restart exactness (trial/state.write_can_wait): entering
-Launching and Grading rides on the next write, because provisioning and collecting are redone
-exactly by an operator that restarts in the phase before; every other transition, and every
-failure, is written before the next step starts.
+Provisioning, Launching and Grading rides on the next write, because beginning a try,
+provisioning and collecting are redone exactly by an operator that restarts in the phase before;
+every other transition, and every failure, is written before the next step starts.
 
 drive() is walked here with stand-in steps (the real steps need a pod and a relay; their
 restart behaviour is tests/integration/pod/test_trial_resume.py and tests/faults) to show which
@@ -55,8 +55,12 @@ def test_a_plain_step_into_launching_or_grading_can_wait() -> None:
     grading = advance(collecting, FACTS[Phase.COLLECTING], T0)
     bundling = advance(grading, FACTS[Phase.GRADING], T0)
     assert write_can_wait(provisioning, launching) and write_can_wait(collecting, grading)
-    for written, new in [(pending, provisioning), (launching, running), (provisioning, running),
-                         (running, collecting), (grading, bundling), (collecting, bundling)]:
+    # a trial's first write is its Running: beginning and provisioning ride on it
+    assert write_can_wait(pending, provisioning) and write_can_wait(pending, launching)
+    succeeded = advance(bundling, FACTS[Phase.BUNDLING], T0)
+    for written, new in [(launching, running), (provisioning, running), (pending, running),
+                         (running, collecting), (grading, bundling), (collecting, bundling),
+                         (bundling, succeeded), (provisioning, provisioning)]:
         assert not write_can_wait(written, new), (written.phase, new.phase)
 
 
@@ -89,7 +93,15 @@ def stand_in_corridor(monkeypatch: pytest.MonkeyPatch) -> list[Phase]:
     return ran
 
 
-async def test_drive_writes_every_transition_but_the_two_that_can_wait(stand_in_corridor: list[Phase]) -> None:
+def test_a_new_try_rides_too_but_not_the_failure_before_it() -> None:
+    retry = RetryPolicy(max_retries=2, backoff_seconds=0, max_backoff_seconds=0)
+    running = BuzzTrialStatus.model_validate({"phase": "Running", "trialId": "id-1", "pod": "t1-try0"})
+    again = fail(running, StepFailure("PodEvicted", "evicted"), T0, retry=retry)
+    assert again.phase is Phase.PENDING and again.retries == 1 and not write_can_wait(running, again)
+    assert write_can_wait(again, begin(again, T0))
+
+
+async def test_drive_writes_every_transition_but_the_three_that_can_wait(stand_in_corridor: list[Phase]) -> None:
     deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
                                 upload_seconds=60, queue_wait_s=lambda queued: 0)
     ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
@@ -102,15 +114,16 @@ async def test_drive_writes_every_transition_but_the_two_that_can_wait(stand_in_
     final = await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]
     assert stand_in_corridor == list(FACTS)  # every step ran once
     assert [(old.phase, new.phase) for old, new in writes] == [
-        (Phase.PENDING, Phase.PROVISIONING), (Phase.PROVISIONING, Phase.RUNNING),
+        (Phase.PENDING, Phase.RUNNING),
         (Phase.RUNNING, Phase.COLLECTING), (Phase.COLLECTING, Phase.BUNDLING),
         (Phase.BUNDLING, Phase.SUCCEEDED), (Phase.SUCCEEDED, Phase.SUCCEEDED)]
     # each write's old is the status last written, so the patch between them is whole
     for (_, before), (after, _) in itertools.pairwise(writes):
         assert before == after
-    carried = writes[1][1]
-    assert carried.pod == "t1-try0" and carried.phase_times.launching is not None
-    assert writes[3][1].tokens.input == 10 and writes[3][1].phase_times.grading is not None
+    carried = writes[0][1]
+    assert carried.pod == "t1-try0" and carried.trial_id == "id-1" and carried.tenant_secret == "t1-tenant-0"
+    assert carried.phase_times.provisioning is not None and carried.phase_times.launching is not None
+    assert writes[2][1].tokens.input == 10 and writes[2][1].phase_times.grading is not None
     assert any(c.type == RELEASED for c in final.conditions) and final.reward == 1.0
 
 

@@ -101,6 +101,14 @@ class SecretScan:
             data["unreadable"] = list(self.unreadable)
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SecretScan:
+        """The scan a committed summary.json records (the inverse of to_json)."""
+        def findings(key: str) -> tuple[SecretFinding, ...]:
+            return tuple(SecretFinding(str(f["path"]), int(f["line"]), str(f["kind"])) for f in data.get(key) or [])
+        return cls(findings=findings("findings"), review=findings("review"),
+                   unreadable=tuple(str(u) for u in data.get("unreadable") or []))
+
 
 def trial_secret_literals(secrets: Iterable[str]) -> tuple[str, ...]:
     """The trial's own secret strings worth matching: at least 16 characters, one line each."""

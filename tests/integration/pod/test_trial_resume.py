@@ -6,6 +6,7 @@ and finishes the same try."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from buzz_operator.api.common import GROUP, VERSION
@@ -13,10 +14,12 @@ from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.condition.paths import REMOTE_BIN
 from buzz_operator.kube import exec as kexec
+from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube, connect
 from buzz_operator.trial.runtime import drive, step_once
 from buzz_operator.trial.runtime_setup import load_context
 from buzz_operator.trial.state import status_patch
+from buzz_operator.trial.steps import bundle as bundle_step
 
 STACK_PROCESSES = (
     'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; '
@@ -75,3 +78,23 @@ async def test_hang_seat_is_killed_and_a_fresh_context_resumes(  # type: ignore[
     assert final.phase is Phase.SUCCEEDED and final.reward == 1.0, final.model_dump(exclude_none=True)
     assert final.retries == 0 and final.pod == status.pod and final.task_event_id == status.task_event_id
     assert (store / "s2" / "s2-t1" / "result.json").is_file()
+
+    # The finish rides on the Released write: an operator stopped after the teardown and before
+    # that write finds the trial Bundling, its pod deleted. Its bundle step reads the committed
+    # bundle's fact back — URL and secret scan — and never gathers again from the pod. The scan
+    # recorded here is made to say something a gather now could not find, to tell which it read.
+    pod = await objects.read_pod(kube, namespace, final.pod or "")
+    assert pod is None or pod["metadata"].get("deletionTimestamp"), "teardown deleted the pod"
+    summary_path = store / "s2" / "s2-t1" / "agent" / "buzz" / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["secret_scan"]["findings"] = [{"path": "solo-1.stdout.log", "line": 3, "kind": "openai-key"}]
+    summary_path.write_text(json.dumps(summary))
+    committed = {p: p.read_bytes() for p in (store / "s2" / "s2-t1").rglob("*") if p.is_file()}
+    async with await connect() as fresh:
+        stored = await fresh.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", "s2-t1")
+        third = await load_context(fresh, stored, workdir=tmp_path / "work-3")
+        again = await bundle_step.bundle(third, final.model_copy(update={"phase": Phase.BUNDLING}))
+    assert again.bundle_url == final.bundle_url
+    assert again.secrets is not None and again.secrets.scanned, again.secrets
+    assert (again.secrets.count, again.secrets.locations) == (1, ["solo-1.stdout.log:3 (openai-key)"])
+    assert {p: p.read_bytes() for p in (store / "s2" / "s2-t1").rglob("*") if p.is_file()} == committed

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from buzz_operator.ledger import secret_scan
 from buzz_operator.ledger.lines import iter_line_chunks
-from buzz_operator.ledger.secret_scan import HEX_ALLOWED_FILES, SCANNED_SUFFIXES, SECRET_PATTERNS, scan_bundle
+from buzz_operator.ledger.secret_scan import (
+    HEX_ALLOWED_FILES,
+    SCANNED_SUFFIXES,
+    SECRET_PATTERNS,
+    SecretScan,
+    scan_bundle,
+)
 
 TRIAL_KEY = "c0ffee" * 10 + "abcd"  # a seat's 64-hex Nostr secret key
 API_KEY = "tok_live_0123456789abcdef"  # an API key no shape pattern knows
@@ -54,6 +60,8 @@ def test_every_kind_is_found_and_located(tmp_path: Path) -> None:
     rendered = json.dumps(scan.to_json())
     for secret in [TRIAL_KEY, API_KEY, *PLANTED.values()]:
         assert secret not in rendered
+    # a committed summary.json gives the same scan back (a restarted bundle step reads it)
+    assert SecretScan.from_json(json.loads(rendered)) == scan
 
 
 def test_hex_only_bundle_is_clean_but_listed_for_review(tmp_path: Path) -> None:
@@ -128,3 +136,4 @@ def test_unreadable_file_makes_the_scan_not_clean(tmp_path: Path, monkeypatch: p
     scan = scan_bundle(tmp_path)
     assert scan.clean is False and scan.findings == ()
     assert scan.to_json()["unreadable"] == ["b.log: Permission denied"]
+    assert SecretScan.from_json(json.loads(json.dumps(scan.to_json()))) == scan

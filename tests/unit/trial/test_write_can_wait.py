@@ -1,7 +1,9 @@
 """Fewer status writes without losing restart exactness (trial/state.write_can_wait): entering
 Provisioning, Launching and Grading rides on the next write, because beginning a try,
 provisioning and collecting are redone exactly by an operator that restarts in the phase before;
-every other transition, and every failure, is written before the next step starts.
+the finish the bundle led to rides on the Released write, because a restarted bundle step reads
+the committed bundle back; every other transition, and every failure, is written before the next
+step starts.
 
 drive() is walked here with stand-in steps (the real steps need a pod and a relay; their
 restart behaviour is tests/integration/pod/test_trial_resume.py and tests/faults) to show which
@@ -32,6 +34,7 @@ from buzz_operator.trial.state import (
     advance,
     begin,
     fail,
+    released,
     write_can_wait,
 )
 
@@ -58,9 +61,10 @@ def test_a_plain_step_into_launching_or_grading_can_wait() -> None:
     # a trial's first write is its Running: beginning and provisioning ride on it
     assert write_can_wait(pending, provisioning) and write_can_wait(pending, launching)
     succeeded = advance(bundling, FACTS[Phase.BUNDLING], T0)
+    assert write_can_wait(bundling, succeeded)  # until released: one write says both
     for written, new in [(launching, running), (provisioning, running), (pending, running),
                          (running, collecting), (grading, bundling), (collecting, bundling),
-                         (bundling, succeeded), (provisioning, provisioning)]:
+                         (bundling, released(succeeded, T0)), (provisioning, provisioning)]:
         assert not write_can_wait(written, new), (written.phase, new.phase)
 
 
@@ -72,6 +76,10 @@ def test_a_failure_never_waits() -> None:
     assert retried.step_retries == 1 and not write_can_wait(collecting, retried)
     broken = fail(collecting, StepFailure("EvidenceExportFailed", "no evidence"), T0, retry=retry)
     assert broken.failure_class is FailureClass.BROKEN and not write_can_wait(collecting, broken)
+    # a try failed for good outside bundling finishes at once: a restarted run could not redo it
+    running = BuzzTrialStatus.model_validate({"phase": "Running", "trialId": "id-1"})
+    ended = fail(running, StepFailure("PodEvicted", "evicted"), T0, retry=RetryPolicy(max_retries=0))
+    assert ended.phase is Phase.FAILED and not write_can_wait(running, ended)
 
 
 @pytest.fixture
@@ -101,7 +109,7 @@ def test_a_new_try_rides_too_but_not_the_failure_before_it() -> None:
     assert write_can_wait(again, begin(again, T0))
 
 
-async def test_drive_writes_every_transition_but_the_three_that_can_wait(stand_in_corridor: list[Phase]) -> None:
+async def test_drive_writes_every_transition_but_the_four_that_can_wait(stand_in_corridor: list[Phase]) -> None:
     deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
                                 upload_seconds=60, queue_wait_s=lambda queued: 0)
     ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
@@ -116,7 +124,8 @@ async def test_drive_writes_every_transition_but_the_three_that_can_wait(stand_i
     assert [(old.phase, new.phase) for old, new in writes] == [
         (Phase.PENDING, Phase.RUNNING),
         (Phase.RUNNING, Phase.COLLECTING), (Phase.COLLECTING, Phase.BUNDLING),
-        (Phase.BUNDLING, Phase.SUCCEEDED), (Phase.SUCCEEDED, Phase.SUCCEEDED)]
+        (Phase.BUNDLING, Phase.SUCCEEDED)]
+    assert any(c.type == RELEASED for c in writes[-1][1].conditions)  # the finish and its release, at once
     # each write's old is the status last written, so the patch between them is whole
     for (_, before), (after, _) in itertools.pairwise(writes):
         assert before == after
@@ -138,3 +147,32 @@ def test_a_write_that_carries_two_phases_times_both() -> None:
     before = value("Provisioning"), value("Launching")
     metrics.phase_change(old, new, namespace="ns", condition_hash=None)
     assert (value("Provisioning"), value("Launching")) == (before[0] + 2, before[1] + 5)
+
+
+async def test_a_finish_whose_teardown_fails_is_written_before_the_teardown_is_tried_again(
+    stand_in_corridor: list[Phase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the relay is down at the finish: the trial is counted finished meanwhile, released later
+    tries = {"n": 0}
+
+    async def flaky_teardown(*_: Any) -> None:
+        tries["n"] += 1
+        if tries["n"] == 1:
+            raise ConnectionError("relay down")
+
+    monkeypatch.setattr(runtime.teardown, "teardown", flaky_teardown)
+    monkeypatch.setattr(runtime, "TEARDOWN_RETRY_S", 0.0)
+    deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
+                                upload_seconds=60, queue_wait_s=lambda queued: 0)
+    ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
+                                                          retry=RetryPolicy()))
+    writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]] = []
+
+    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
+        writes.append((old, new))
+
+    await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]
+    finish, release = writes[-2][1], writes[-1][1]
+    assert (writes[-2][0].phase, finish.phase) == (Phase.BUNDLING, Phase.SUCCEEDED)
+    assert not any(c.type == RELEASED for c in finish.conditions)
+    assert any(c.type == RELEASED for c in release.conditions) and tries["n"] == 2

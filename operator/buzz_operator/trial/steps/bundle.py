@@ -34,6 +34,7 @@ from buzz_operator.ledger import (
     trial_timing,
     write_bundle,
 )
+from buzz_operator.ledger.bundle import SUMMARY_FILE
 from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
@@ -46,6 +47,7 @@ from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import (
     AGENT_DIR,
     VERIFIER_DIR,
+    agent_key,
     retry_prefix,
     sweep_config_key,
     trial_prefix,
@@ -251,6 +253,8 @@ def _home(ctx: TrialContext, quarantine: str | None) -> ObjectStore:
 
 
 async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
+    if (recorded := await _committed_fact(ctx)) is not None:
+        return recorded
     pod = status.pod or ctx.pod(status.retries)
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         root = Path(scratch)
@@ -274,19 +278,50 @@ async def bundle(ctx: TrialContext, status: BuzzTrialStatus) -> Bundled:
     return Bundled(bundle_url=_url(ctx, join_key(quarantine or "", home)), secrets=findings)
 
 
-async def committed_result(ctx: TrialContext) -> tuple[str, dict[str, Any]] | None:
-    """(bundle URL, result.json) when this trial's bundle is already committed in storage."""
+async def _committed_home(ctx: TrialContext) -> tuple[ObjectStore, bytes] | None:
+    """(the store holding it, result.json) when this trial's bundle is already committed."""
     key = trial_result_key(ctx.spec.sweep_name, ctx.name)
     try:
         # a quarantined bundle is committed where its pointer says (storage/bundle.py)
         home = await bundle_store(ctx.store, ctx.spec.sweep_name, ctx.name)
-        raw = await home.get(key)
+        return home, await home.get(key)
     except storage_errors.ObjectNotFound:
         return None
     except storage_errors.StorageError as exc:
         raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+
+
+def _home_url(ctx: TrialContext, home: ObjectStore) -> str:
     prefix = home.prefix if isinstance(home, PrefixedStore) else ""
-    return _url(ctx, join_key(prefix, trial_prefix(ctx.spec.sweep_name, ctx.name))), json.loads(raw)
+    return _url(ctx, join_key(prefix, trial_prefix(ctx.spec.sweep_name, ctx.name)))
+
+
+async def committed_result(ctx: TrialContext) -> tuple[str, dict[str, Any]] | None:
+    """(bundle URL, result.json) when this trial's bundle is already committed in storage."""
+    if (found := await _committed_home(ctx)) is None:
+        return None
+    home, raw = found
+    return _home_url(ctx, home), json.loads(raw)
+
+
+async def _committed_fact(ctx: TrialContext) -> Bundled | None:
+    """The fact of a bundle an earlier run of this step committed, read back from storage: the
+    operator stopped before recording it — perhaps after the teardown that follows the bundle
+    (the finish rides on the Released write, trial/state.write_can_wait), so the pod it was
+    gathered from may be gone and must not be read again (docs/corridor.md#writes-that-wait)."""
+    if (found := await _committed_home(ctx)) is None:
+        return None
+    home, _ = found
+    try:
+        summary = json.loads(await home.get(agent_key(ctx.spec.sweep_name, ctx.name, SUMMARY_FILE)))
+    except storage_errors.ObjectNotFound:
+        summary = {}
+    except storage_errors.StorageError as exc:
+        raise StepFailure("StorageUnavailable", str(exc)[:300]) from exc
+    # a bundle that could not be written records bundle_error and no scan: it was never scanned
+    scan = SecretScan.from_json(summary["secret_scan"]) if isinstance(summary.get("secret_scan"), dict) else None
+    return Bundled(bundle_url=_home_url(ctx, home),
+                   secrets=findings_of(scan, quarantined=isinstance(home, PrefixedStore)))
 
 
 async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> str:

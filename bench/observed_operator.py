@@ -39,9 +39,11 @@ import aiohttp
 import kopf
 from buzz_operator import handlers
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.preflight.canary import canary_name
 from buzz_operator.sweep import runtime as sweep_runtime
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+CANARY_SUFFIX = canary_name("")  # "-preflight"
 REQUESTS: Counter[str] = Counter()
 _LOCK = threading.Lock()
 
@@ -59,6 +61,8 @@ def request_key(method: str, url: str) -> str:
     if len(rest) >= 2 and rest[0] == "namespaces":
         rest = rest[2:] or ["namespaces"]
     resource = rest[0] if rest else "(root)"
+    if resource == "pods" and len(rest) >= 2 and rest[1].endswith(CANARY_SUFFIX):
+        resource = "pods(preflight)"  # the sweep's canary, not a trial's pod (its create has no name to tell)
     if len(rest) >= 3:
         resource += f"/{rest[2]}"
     if method == "GET" and "watch=" in parts.query and "watch=false" not in parts.query:

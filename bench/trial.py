@@ -167,6 +167,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
     clock_task: asyncio.Task[None] | None = None
     bare: list[float] = []
     cpu: dict[str, float] = {}
+    sweep_events = 0
     try:
         async with stage(kube, "bench-trial") as where:
             namespace = where.namespace
@@ -206,13 +207,33 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                 cpu["end"] = cpu_seconds(operator.pid)
             seen, statuses = dict(clock.seen), dict(clock.status)
             stop(operator)
+            sweep_events = await operator_events_on(kube, namespace, "BuzzSweep")
     finally:
         if operator is not None:
             stop(operator)
         if clock_task is not None:
             clock_task.cancel()
         await kube.close()
-    return report(args, bare, seen, statuses, cpu, stats_path, tmp / "store" / "p1")
+    return report(args, bare, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events)
+
+
+async def operator_events_on(kube: Kube, namespace: str, kind: str) -> int:
+    """Events the operator (kopf) posted about objects of `kind` in the namespace: the request
+    counter sees every POST of an Event but not what it is about."""
+    listed = await kube.core.list_namespaced_event(namespace, _preload_content=False)
+    items = json.loads(await listed.read())["items"]
+    return sum(1 for e in items if (e.get("involvedObject") or {}).get("kind") == kind
+               and (e.get("source") or {}).get("component") == "kopf")
+
+
+def sweep_writes(requests: dict[str, int], tries: int, sweep_events: int) -> int:
+    """The writes of a run that are the sweep's, not a trial's: its status and metadata, its
+    Events, and its preflight canary pod (named, but for its create: every pod create beyond one
+    per try is the canary's)."""
+    canary = (requests.get("POST pods", 0) - tries) + sum(
+        n for key, n in requests.items() if key.split()[-1] == "pods(preflight)" and key.split()[0] in WRITE_METHODS)
+    return (sum(n for key, n in requests.items() if key.split()[0] in WRITE_METHODS
+                and key.split()[-1] in ("buzzsweeps", "buzzsweeps/status")) + sweep_events + canary)
 
 
 def stop(operator: subprocess.Popen[bytes]) -> None:
@@ -235,7 +256,8 @@ def agent_active_s(bundles: Path, trial: str) -> float | None:
 
 
 def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str, float]],
-           statuses: dict[str, dict[str, object]], cpu: dict[str, float], stats_path: Path, bundles: Path) -> int:
+           statuses: dict[str, dict[str, object]], cpu: dict[str, float], stats_path: Path, bundles: Path,
+           sweep_events: int) -> int:
     ok = True
     finished = {name: p for name, p in seen.items() if "Succeeded" in p}
     failed = [name for name, p in seen.items() if "Failed" in p]
@@ -283,10 +305,19 @@ def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str
         print("writes per trial: " + ", ".join(
             f"{k} {v / len(finished):.1f}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])
             if k.split()[0] in WRITE_METHODS))
-        ok &= bool(record(Figure("P1 operator API writes per trial (whole corridor)", "",
-                                 [writes / len(finished)], LOWER, TARGET_WRITES, decimals=1,
+        tries = sum(int(statuses.get(name, {}).get("retries") or 0) + 1 for name in finished)  # type: ignore[call-overload]
+        of_sweep = sweep_writes(requests, tries, sweep_events)
+        # a trial's lifecycle is the writes on its own objects: it, its pods, Secrets and Events;
+        # the sweep's (status per reconcile tick, conditions' Events, the preflight canary) are
+        # shared by its trials, so a 5-trial sweep at parallelism 1 charges each a fifth of them
+        ok &= bool(record(Figure("P1 operator API writes per trial (its own objects, whole corridor)", "",
+                                 [(writes - of_sweep) / len(finished)], LOWER, TARGET_WRITES, decimals=1,
                                  note=f"{sum(requests.values()) / len(finished):.0f} requests per trial incl. "
                                       f"watches and exec; {top}")).passed)
+        record(Figure("P1 the sweep's API writes per trial (5 trials at parallelism 1)", "",
+                      [of_sweep / len(finished)], INFO, decimals=1,
+                      note=f"{of_sweep} writes: its status, its Events ({sweep_events}), the preflight canary; "
+                           f"all trials' and the sweep's together {writes / len(finished):.1f} per trial"))
     return 0 if ok else 1
 
 

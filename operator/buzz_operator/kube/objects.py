@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -17,50 +17,67 @@ from buzz_operator.kube.client import MERGE_PATCH, Kube
 CONFLICT, NOT_FOUND = 409, 404
 
 
-async def create_pod(kube: Kube, namespace: str, pod: dict[str, Any]) -> dict[str, Any]:
-    try:
-        created = await kube.core.create_namespaced_pod(namespace, pod)
-    except ApiException as exc:
-        if exc.status != CONFLICT:
-            raise
-        created = await kube.core.read_namespaced_pod(pod["metadata"]["name"], namespace)
-    return kube.api.sanitize_for_serialization(created)
-
-
-async def read_pod(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
-    """The pod as the API server's JSON, None when it is gone.
-
-    Read raw: turning the answer into a typed V1Pod (dateutil parsing every timestamp) and
-    straight back into a dict was most of the operator's CPU for a read, and reads run at every
-    change of a launching pod (bench/profiled_operator.py: 145 reads, 0.62 CPU-s)."""
-    response = await kube.core.read_namespaced_pod(name, namespace, _preload_content=False)
+async def _answer(call: Awaitable[Any]) -> tuple[int, bytes]:
+    """Status and body of a call made with `_preload_content=False`: the client then neither
+    raises on an error status nor turns the answer into typed models (dateutil parsing every
+    timestamp), which was most of the operator's CPU for a read or write of a pod or Secret
+    (bench/profiled_operator.py: 145 pod reads, 0.62 CPU-s; then 63 Secret reads and every
+    create and delete answer parsed into models nobody read)."""
+    response = await call
     try:
         body = await response.read()
     finally:
         response.release()
-    if response.status == NOT_FOUND:
-        return None
-    if not 200 <= response.status <= 299:
-        error = ApiException(status=response.status, reason=response.reason)
-        error.body = body.decode("utf-8", errors="replace")[:1000]
-        raise error
+    return response.status, body
+
+
+def _ok(status: int, body: bytes, *, allowed: tuple[int, ...] = ()) -> bool:
+    """True for 2xx, False for an `allowed` error status; an ApiException for any other."""
+    if 200 <= status <= 299:
+        return True
+    if status in allowed:
+        return False
+    error = ApiException(status=status, reason=_reason(body))
+    error.body = body.decode("utf-8", errors="replace")[:1000]
+    raise error
+
+
+def _reason(body: bytes) -> str:
+    try:
+        return str(json.loads(body).get("reason") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
+async def create_pod(kube: Kube, namespace: str, pod: dict[str, Any]) -> dict[str, Any]:
+    status, body = await _answer(kube.core.create_namespaced_pod(namespace, pod, _preload_content=False))
+    if not _ok(status, body, allowed=(CONFLICT,)):
+        found = await read_pod(kube, namespace, pod["metadata"]["name"])
+        if found is None:  # made and gone again between the two calls
+            raise ApiException(status=NOT_FOUND, reason="NotFound")
+        return found
     return json.loads(body)
 
 
+async def read_pod(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
+    """The pod as the API server's JSON, None when it is gone."""
+    status, body = await _answer(kube.core.read_namespaced_pod(name, namespace, _preload_content=False))
+    return json.loads(body) if _ok(status, body, allowed=(NOT_FOUND,)) else None
+
+
 async def delete_pod(kube: Kube, namespace: str, name: str, *, grace_seconds: int | None = None) -> None:
-    try:
-        await kube.core.delete_namespaced_pod(name, namespace, grace_period_seconds=grace_seconds)
-    except ApiException as exc:
-        if exc.status != NOT_FOUND:
-            raise
+    status, body = await _answer(kube.core.delete_namespaced_pod(
+        name, namespace, grace_period_seconds=grace_seconds, _preload_content=False))
+    _ok(status, body, allowed=(NOT_FOUND,))
 
 
 async def patch_pod_labels(kube: Kube, namespace: str, name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     """Set `labels` on a pod (a JSON merge patch: other labels are kept); the pod as patched.
     Raises ApiException (404 when the pod is gone)."""
-    patched = await kube.core.patch_namespaced_pod(name, namespace, {"metadata": {"labels": dict(labels)}},
-                                                   _content_type=MERGE_PATCH)
-    return kube.api.sanitize_for_serialization(patched)
+    status, body = await _answer(kube.core.patch_namespaced_pod(
+        name, namespace, {"metadata": {"labels": dict(labels)}}, _content_type=MERGE_PATCH, _preload_content=False))
+    _ok(status, body)
+    return json.loads(body)
 
 
 async def wait_pod_gone(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5) -> None:
@@ -83,16 +100,15 @@ def secret_body(
 
 async def create_secret(kube: Kube, namespace: str, body: dict[str, Any]) -> None:
     """Create the Secret; an existing one of that name is kept (its content is deterministic)."""
-    try:
-        await kube.core.create_namespaced_secret(namespace, body)
-    except ApiException as exc:
-        if exc.status != CONFLICT:
-            raise
+    status, answer = await _answer(kube.core.create_namespaced_secret(namespace, body, _preload_content=False))
+    _ok(status, answer, allowed=(CONFLICT,))
 
 
 async def read_secret(kube: Kube, namespace: str, name: str, *, key: str | None = None) -> dict[str, str]:
-    secret = await kube.core.read_namespaced_secret(name, namespace)
-    data = {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+    """The Secret's data, decoded. Raises ApiException (404 when there is none)."""
+    status, body = await _answer(kube.core.read_namespaced_secret(name, namespace, _preload_content=False))
+    _ok(status, body)
+    data = {k: base64.b64decode(v).decode() for k, v in (json.loads(body).get("data") or {}).items()}
     if key is not None:
         if key not in data:
             raise KeyError(f"Secret {namespace}/{name} has no key {key!r}")
@@ -101,22 +117,21 @@ async def read_secret(kube: Kube, namespace: str, name: str, *, key: str | None 
 
 
 async def delete_secret(kube: Kube, namespace: str, name: str) -> None:
-    try:
-        await kube.core.delete_namespaced_secret(name, namespace)
-    except ApiException as exc:
-        if exc.status != NOT_FOUND:
-            raise
+    status, body = await _answer(kube.core.delete_namespaced_secret(name, namespace, _preload_content=False))
+    _ok(status, body, allowed=(NOT_FOUND,))
 
 
 async def service_target(kube: Kube, namespace: str, name: str, port: int) -> str:
     """`<ClusterIP>:<port>` of a Service, read through the API (clusters may have no DNS)."""
-    service = await kube.core.read_namespaced_service(name, namespace)
-    cluster_ip = service.spec.cluster_ip
+    status, body = await _answer(kube.core.read_namespaced_service(name, namespace, _preload_content=False))
+    _ok(status, body)
+    cluster_ip = (json.loads(body).get("spec") or {}).get("clusterIP")
     if not cluster_ip or cluster_ip == "None":
         raise ValueError(f"Service {namespace}/{name} has no ClusterIP (headless services cannot be targeted)")
     return f"{cluster_ip}:{port}"
 
 
 async def read_config_map(kube: Kube, namespace: str, name: str) -> dict[str, str]:
-    config_map = await kube.core.read_namespaced_config_map(name, namespace)
-    return dict(config_map.data or {})
+    status, body = await _answer(kube.core.read_namespaced_config_map(name, namespace, _preload_content=False))
+    _ok(status, body)
+    return dict(json.loads(body).get("data") or {})

@@ -110,16 +110,8 @@ def test_a_new_try_rides_too_but_not_the_failure_before_it() -> None:
 
 
 async def test_drive_writes_every_transition_but_the_four_that_can_wait(stand_in_corridor: list[Phase]) -> None:
-    deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
-                                upload_seconds=60, queue_wait_s=lambda queued: 0)
-    ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
-                                                          retry=RetryPolicy()))
     writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]] = []
-
-    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
-        writes.append((old, new))
-
-    final = await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]
+    final = await _drive(writes)
     assert stand_in_corridor == list(FACTS)  # every step ran once
     assert [(old.phase, new.phase) for old, new in writes] == [
         (Phase.PENDING, Phase.RUNNING),
@@ -162,17 +154,22 @@ async def test_a_finish_whose_teardown_fails_is_written_before_the_teardown_is_t
 
     monkeypatch.setattr(runtime.teardown, "teardown", flaky_teardown)
     monkeypatch.setattr(runtime, "TEARDOWN_RETRY_S", 0.0)
-    deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
-                                upload_seconds=60, queue_wait_s=lambda queued: 0)
-    ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
-                                                          retry=RetryPolicy()))
     writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]] = []
-
-    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
-        writes.append((old, new))
-
-    await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]
+    await _drive(writes)
     finish, release = writes[-2][1], writes[-1][1]
     assert (writes[-2][0].phase, finish.phase) == (Phase.BUNDLING, Phase.SUCCEEDED)
     assert not any(c.type == RELEASED for c in finish.conditions)
     assert any(c.type == RELEASED for c in release.conditions) and tries["n"] == 2
+
+
+async def _drive(writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]]) -> BuzzTrialStatus:
+    """A fresh trial driven to its end through the stand-in steps, each write kept in `writes`."""
+    deadlines = SimpleNamespace(schedule_seconds=60, setup_seconds=60, collect_seconds=60, verifier_seconds=60,
+                                upload_seconds=60, queue_wait_s=lambda queued: 0)
+    ctx = SimpleNamespace(name="t1", spec=SimpleNamespace(deadlines=deadlines, queue_name=None,
+                                                          retry=RetryPolicy()))
+
+    async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
+        writes.append((old, new))
+
+    return await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]

@@ -11,14 +11,15 @@ every tick.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import kopf
 
@@ -30,6 +31,7 @@ from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
 from buzz_operator.sweep.runtime_settled import SettledTrials
@@ -45,7 +47,20 @@ FINALIZER = labels.FINALIZER
 SWEEP_INTERVAL_S = float(os.environ.get("BUZZ_SWEEP_INTERVAL_S", "5"))
 REGRADE_INTERVAL_S = float(os.environ.get("BUZZ_REGRADE_INTERVAL_S", "5"))
 JANITOR_INTERVAL_S = float(os.environ.get("BUZZ_JANITOR_INTERVAL_S", "60"))
+# within the chart's 30 s terminationGracePeriodSeconds, with room for the rest of the shutdown
+DRAIN_S = 15.0
 log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+
+def _held(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+    """The handler's run counted in flight: the cleanup closes the API client after it ends
+    (kube/inflight.py)."""
+    @functools.wraps(handler)
+    async def run(*args: Any, memo: kopf.Memo, **kwargs: Any) -> R:
+        async with memo.inflight.hold():
+            return await handler(*args, memo=memo, **kwargs)
+    return run
 
 
 @kopf.on.login()
@@ -93,6 +108,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.watching.label_selectors[GROUP, TRIALS] = f"!{labels.SETTLED}"
     memo.settled = SettledTrials(observe=metrics.SNAPSHOT.observe_trial)
     settings.posting.level = logging.WARNING
+    memo.inflight = InFlight()
     memo.kube = await kube_client.connect()
     memo.settings = sweep_runtime.OperatorSettings.from_env(os.environ)
     memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
@@ -100,6 +116,9 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
 
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    inflight = getattr(memo, "inflight", None)
+    if isinstance(inflight, InFlight) and not await inflight.drained(DRAIN_S):
+        log.warning("stopping with %d handler runs still in flight after %.0f s", inflight.count, DRAIN_S)
     if isinstance(getattr(memo, "settled", None), SettledTrials):
         await memo.settled.close()
     if isinstance(getattr(memo, "kube", None), Kube):
@@ -128,6 +147,7 @@ def _known(watched: list[TrialSummary], settled: SettledTrials) -> list[TrialSum
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
+@_held
 async def reconcile_sweep(
     body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
 ) -> None:
@@ -151,6 +171,7 @@ async def reconcile_sweep(
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=JANITOR_INTERVAL_S, initial_delay=JANITOR_INTERVAL_S)
+@_held
 async def janitor(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """Orphaned trial pods and Secrets of the sweep's namespace, its unarchived relay channels."""
     try:
@@ -184,6 +205,7 @@ async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> 
 
 
 @kopf.daemon(GROUP, VERSION, TRIALS, cancellation_timeout=2.0)
+@_held
 async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
     if trial_runtime.settled(status):
@@ -218,6 +240,7 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 
 
 @kopf.timer(GROUP, VERSION, TRIALS, interval=REGRADE_INTERVAL_S, annotations={labels.REGRADE: kopf.PRESENT})
+@_held
 async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """spec.regrade, on a finished trial its sweep annotated: the verifier once more on the
     recorded evidence (trial/steps/regrade.py); done when status.regrade names the generation."""
@@ -246,6 +269,7 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 
 
 @kopf.on.delete(GROUP, VERSION, TRIALS)
+@_held
 async def release_trial(body: kopf.Body, memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
     """A trial deleted before its teardown still gets its channel archived (pods and Secrets
     go with it by owner reference); without its sweep there is no relay to talk to."""

@@ -12,6 +12,7 @@ import kopf
 import pytest
 from buzz_operator import handlers
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.kube.inflight import InFlight
 from buzz_operator.sweep.runtime_settled import SettledTrials
 
 KEY = "ef" * 32
@@ -57,7 +58,7 @@ class NoSettledTrials(SettledTrials):
 
 
 def memo(calls: list[tuple[str, Any]]) -> Any:
-    return SimpleNamespace(kube=SimpleNamespace(custom=FakeCustom(calls)), settings=None, workdir=None,
+    return SimpleNamespace(kube=SimpleNamespace(custom=FakeCustom(calls)), inflight=InFlight(), settings=None, workdir=None,
                            settled=NoSettledTrials())
 
 

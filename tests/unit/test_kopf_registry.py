@@ -23,3 +23,16 @@ def test_no_diff_base_is_kept_or_read() -> None:
     patch = kopf.Patch()
     storage.store(body=body, patch=patch, essence=storage.build(body=body))
     assert not patch and storage.fetch(body=body) is None
+
+
+def test_no_timer_waits_for_idleness() -> None:
+    """NoDiffBase builds an empty essence, so kopf's diff no longer says whether an object changed;
+    only timers with idle= read that (kopf's spawning cause, reset=bool(diff))."""
+    spawning = kopf.get_default_registry()._spawning.get_all_handlers()
+    assert spawning and all(getattr(h, "idle", None) is None for h in spawning), (
+        "a daemon or timer with idle= needs kopf to tell essential changes: build the essence again")
+
+
+def test_the_essence_is_not_a_copy_of_the_body() -> None:
+    body = kopf.Body({"metadata": {"name": "t"}, "spec": {"task": "x" * 1000}, "status": {"phase": "Running"}})
+    assert handlers.NoDiffBase().build(body=body) == {}

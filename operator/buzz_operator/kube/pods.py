@@ -4,8 +4,9 @@ trial/failures.py), so a stuck image pull surfaces at once instead of at the dea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -198,15 +199,16 @@ async def explain_wait(kube: Kube, pod: dict[str, Any], now: datetime) -> PodWai
     return classify_wait(pod, now=now, workloads=workloads, local_queue=lq, events=events)
 
 
-async def _changed(kube: Kube, namespace: str, name: str, version: str, round_s: int, poll: float) -> None:
-    """Returns at the pod's next change, or after `round_s`."""
+async def _changes(kube: Kube, namespace: str, name: str, version: str, round_s: int,
+                   poll: float) -> AsyncIterator[dict[str, Any] | None]:
+    """The pod as each change leaves it (None once deleted), for up to `round_s`."""
     async with RawWatch() as stream:
         try:
-            async for _ in stream.stream(
+            async for event in stream.stream(
                 kube.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
                 resource_version=version, timeout_seconds=round_s,
             ):
-                return
+                yield None if event["type"] == "DELETED" else (event.get("raw_object") or {})
         except ApiException as exc:
             if exc.status != GONE:
                 raise
@@ -225,38 +227,56 @@ async def wait_admitted_and_running(
     A pod still waiting after REPORT_AFTER_S is explained to `report` (every change of the
     reason, and every REPORT_EVERY_S), and None is reported when the wait ends however it ends;
     a pod that runs at once costs no extra request.
+
+    One watch per round, judged on each object it brings: a pod starting takes five or six
+    changes (scheduled, each container started, ready), and a read and a new watch after each
+    was 13 of a trial's 74 API requests (bench/trial.py). The read at each round's start sees
+    a state reached between two watches, and the round's end asks a waiting pod's holder again.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
     admitted_at: float | None = None
     last: PodWaiting | None = None
     written = 0.0
+
+    async def judged(pod: dict[str, Any] | None) -> PodState | None:
+        nonlocal admitted_at, last, written
+        state = pod_state(pod)
+        if state.ready or state.reason is not None:
+            return state
+        assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
+        now = datetime.now(UTC)
+        if queued(pod):
+            if queue_s and waited_s(pod, now) > queue_s:
+                waiting = await explain_wait(kube, pod, now)
+                return PodState(False, "QueueWaitExceeded", exceeded_message(waiting, name, queue_s))
+        else:
+            admitted_at = loop.time() if admitted_at is None else admitted_at
+            if loop.time() - admitted_at > timeout_s:
+                raise TimeoutError(f"pod {name} not running {timeout_s:.0f}s after admission")
+        if loop.time() - started >= REPORT_AFTER_S:
+            waiting = await explain_wait(kube, pod, now)
+            if not same_wait(last, waiting):
+                log.info("pod %s/%s waits (%s): %s: %s", namespace, name, waiting.source.value,
+                         waiting.reason, waiting.message)
+            if not same_wait(last, waiting) or loop.time() - written >= REPORT_EVERY_S:
+                await _tell(report, waiting, f"{namespace}/{name}")
+                last, written = waiting, loop.time()
+        return None
+
     try:
         while True:
             pod = await read_pod(kube, namespace, name)
-            state = pod_state(pod)
-            if state.ready or state.reason is not None:
+            if (state := await judged(pod)) is not None:
                 return state
-            assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
-            now = datetime.now(UTC)
-            if queued(pod):
-                if queue_s and waited_s(pod, now) > queue_s:
-                    waiting = await explain_wait(kube, pod, now)
-                    return PodState(False, "QueueWaitExceeded", exceeded_message(waiting, name, queue_s))
-            else:
-                admitted_at = loop.time() if admitted_at is None else admitted_at
-                if loop.time() - admitted_at > timeout_s:
-                    raise TimeoutError(f"pod {name} not running {timeout_s:.0f}s after admission")
-            if loop.time() - started >= REPORT_AFTER_S:
-                waiting = await explain_wait(kube, pod, now)
-                if not same_wait(last, waiting):
-                    log.info("pod %s/%s waits (%s): %s: %s", namespace, name, waiting.source.value,
-                             waiting.reason, waiting.message)
-                if not same_wait(last, waiting) or loop.time() - written >= REPORT_EVERY_S:
-                    await _tell(report, waiting, f"{namespace}/{name}")
-                    last, written = waiting, loop.time()
+            assert pod is not None
             round_s = WAIT_ROUND_S if loop.time() - started >= REPORT_AFTER_S else REPORT_AFTER_S
-            await _changed(kube, namespace, name, pod["metadata"]["resourceVersion"], round_s, poll)
+            # closed at once when judged ends the wait, so the watch's connection goes with it
+            async with contextlib.aclosing(_changes(kube, namespace, name, pod["metadata"]["resourceVersion"],
+                                                    round_s, poll)) as changes:
+                async for changed in changes:
+                    if (state := await judged(changed)) is not None:
+                        return state
     finally:
         if last is not None:
             await _tell(report, None, f"{namespace}/{name}")

@@ -11,9 +11,12 @@ linear 1 s backoff, docs/relay-protocol.md#forwarder) and reported with the word
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import errno
+import socket
 import sys
+import threading
+import time
 
 BIND_ATTEMPTS = 6
 BIND_BACKOFF_S = 1.0
@@ -40,59 +43,76 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _pump(source: socket.socket, sink: socket.socket) -> None:
     """Copy one direction until EOF, then half-close the far side so the other direction keeps
     flowing (a client that shuts down its write side still gets the response)."""
     try:
-        while True:
-            data = await reader.read(CHUNK)
-            if not data:
-                break
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError):
-        # A reset on one side ends both directions; closing is the caller's job.
-        writer.close()
+        while data := source.recv(CHUNK):
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        # A reset on one side ends both directions: shutting both sockets down wakes the
+        # other direction's recv, and closing is the connection's owner's job.
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
 
 
 class Forwarder:
+    """Threads, not asyncio: in a trial pod the sidecar starts under a 100m CPU limit, where
+    importing asyncio alone (~110 ms of CPU) took over a second of wall time and agents found
+    nothing listening yet (bench/trial.py). Two threads per connection; a trial has a handful."""
+
     def __init__(self, listen: str, target: str) -> None:
         self.listen = listen
         self.target = target
         self.listen_host, self.listen_port = split_address(listen)
         self.target_host, self.target_port = split_address(target)
-        self.server: asyncio.AbstractServer | None = None
+        self.server: socket.socket | None = None
         self.active = 0
+        self._lock = threading.Lock()
+        self._closing = False
 
-    async def _handle(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        peer = client_writer.get_extra_info("peername")
-        self.active += 1
+    def _handle(self, client: socket.socket, peer: object) -> None:
+        with self._lock:
+            self.active += 1
         try:
             try:
-                upstream_reader, upstream_writer = await asyncio.open_connection(
-                    self.target_host, self.target_port)
+                upstream = socket.create_connection((self.target_host, self.target_port))
             except OSError as exc:
                 _log(f"connect {self.target} for {peer} failed: {exc}")
                 return
-            try:
-                await asyncio.gather(_pump(client_reader, upstream_writer),
-                                     _pump(upstream_reader, client_writer))
-            finally:
-                upstream_writer.close()
+            with upstream:
+                back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+                back.start()
+                _pump(client, upstream)
+                back.join()
         except Exception as exc:  # one connection's failure must never reach the listener
             _log(f"connection {peer} failed: {exc!r}")
         finally:
-            self.active -= 1
-            client_writer.close()
+            with self._lock:
+                self.active -= 1
+            client.close()
 
-    async def bind(self, attempts: int = BIND_ATTEMPTS, backoff: float = BIND_BACKOFF_S) -> None:
+    def _listener(self) -> socket.socket:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            self.listen_host, self.listen_port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        server = socket.socket(family, kind, proto)
+        try:
+            # a restarted forwarder must not wait out TIME_WAIT, while a port with a live
+            # listener still fails with EADDRINUSE (as asyncio's start_server behaves)
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(address)
+            server.listen(128)
+        except OSError:
+            server.close()
+            raise
+        return server
+
+    def bind(self, attempts: int = BIND_ATTEMPTS, backoff: float = BIND_BACKOFF_S) -> None:
         for attempt in range(1, attempts + 1):
             try:
-                # asyncio sets SO_REUSEADDR: a restarted forwarder must not wait out TIME_WAIT,
-                # while a port with a live listener still fails with EADDRINUSE below.
-                self.server = await asyncio.start_server(self._handle, self.listen_host, self.listen_port)
+                self.server = self._listener()
                 break
             except OSError as exc:
                 if exc.errno != errno.EADDRINUSE:
@@ -102,26 +122,44 @@ class Forwarder:
                 delay = backoff * attempt
                 _log(f"bind {self.listen} failed: AddrInUse (attempt {attempt}/{attempts}); "
                      f"retrying in {delay:g}s")
-                await asyncio.sleep(delay)
+                time.sleep(delay)
         print(f"forwarding {self.listen} -> {self.target}", flush=True)
 
     @property
     def port(self) -> int:
-        assert self.server is not None and self.server.sockets
-        return int(self.server.sockets[0].getsockname()[1])
+        assert self.server is not None
+        return int(self.server.getsockname()[1])
 
-    async def close(self) -> None:
+    def serve_forever(self) -> None:
+        """Accept until close(); each connection on its own thread."""
+        assert self.server is not None
+        while True:
+            try:
+                client, peer = self.server.accept()
+            except OSError:
+                if self._closing:
+                    return
+                continue  # a connection that failed before it was accepted (ECONNABORTED)
+            threading.Thread(target=self._handle, args=(client, peer), daemon=True).start()
+
+    def start(self) -> threading.Thread:
+        """serve_forever on a daemon thread (tests; the command serves on its main thread)."""
+        thread = threading.Thread(target=self.serve_forever, daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        self._closing = True
         if self.server is not None:
+            with contextlib.suppress(OSError):
+                self.server.shutdown(socket.SHUT_RDWR)  # wakes a blocked accept on Linux
             self.server.close()
-            await self.server.wait_closed()
 
 
-async def serve(listen: str, target: str) -> None:
+def serve(listen: str, target: str) -> None:
     forwarder = Forwarder(listen, target)
-    await forwarder.bind()
-    assert forwarder.server is not None
-    async with forwarder.server:
-        await forwarder.server.serve_forever()
+    forwarder.bind()
+    forwarder.serve_forever()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"{exc}\n{USAGE}")
         return 2
     try:
-        asyncio.run(serve(args[0], args[1]))
+        serve(args[0], args[1])
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

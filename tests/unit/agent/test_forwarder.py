@@ -34,13 +34,18 @@ def _port(server: asyncio.AbstractServer) -> int:
     return int(server.sockets[0].getsockname()[1])
 
 
+def _serving(fwd: Forwarder) -> Forwarder:
+    fwd.bind()
+    fwd.start()
+    return fwd
+
+
 @pytest.fixture
 async def echo_forwarder() -> AsyncIterator[tuple[Forwarder, asyncio.AbstractServer]]:
     target = await _start(_echo)
-    fwd = Forwarder("127.0.0.1:0", f"127.0.0.1:{_port(target)}")
-    await fwd.bind()
+    fwd = _serving(Forwarder("127.0.0.1:0", f"127.0.0.1:{_port(target)}"))
     yield fwd, target
-    await fwd.close()
+    fwd.close()
     target.close()
 
 
@@ -61,10 +66,9 @@ async def test_bytes_flow_both_ways(echo_forwarder: tuple[Forwarder, asyncio.Abs
 
 async def test_target_may_be_a_host_name() -> None:
     target = await _start(_echo)
-    fwd = Forwarder("127.0.0.1:0", f"localhost:{_port(target)}")
-    await fwd.bind()
+    fwd = _serving(Forwarder("127.0.0.1:0", f"localhost:{_port(target)}"))
     assert await asyncio.wait_for(_exchange(fwd.port, b"by name"), 10) == b"by name"
-    await fwd.close()
+    fwd.close()
     target.close()
 
 
@@ -83,14 +87,13 @@ async def test_half_close_keeps_the_reply_direction_open() -> None:
         writer.close()
 
     target = await _start(count_then_reply)
-    fwd = Forwarder("127.0.0.1:0", f"127.0.0.1:{_port(target)}")
-    await fwd.bind()
+    fwd = _serving(Forwarder("127.0.0.1:0", f"127.0.0.1:{_port(target)}"))
     reader, writer = await asyncio.open_connection("127.0.0.1", fwd.port)
     writer.write(b"x" * 70_000)
     writer.write_eof()
     assert await asyncio.wait_for(reader.read(), 10) == b"got 70000 bytes"
     writer.close()
-    await fwd.close()
+    fwd.close()
     target.close()
 
 
@@ -110,8 +113,7 @@ async def test_upstream_failure_closes_only_that_client() -> None:
 
     target = await _start(handler)
     target_port = _port(target)
-    fwd = Forwarder("127.0.0.1:0", f"127.0.0.1:{target_port}")
-    await fwd.bind()
+    fwd = _serving(Forwarder("127.0.0.1:0", f"127.0.0.1:{target_port}"))
 
     survivor_r, survivor_w = await asyncio.open_connection("127.0.0.1", fwd.port)
     survivor_w.write(b"hello")
@@ -136,7 +138,7 @@ async def test_upstream_failure_closes_only_that_client() -> None:
     # and serves again once the target is back
     target = await _start(_echo, target_port)
     assert await _exchange(fwd.port, b"back again") == b"back again"
-    await fwd.close()
+    fwd.close()
     target.close()
 
 
@@ -146,13 +148,13 @@ async def test_bind_retries_while_the_port_is_held() -> None:
     holder.listen()
     port = holder.getsockname()[1]
     fwd = Forwarder(f"127.0.0.1:{port}", "127.0.0.1:9")
-    binding = asyncio.create_task(fwd.bind(attempts=6, backoff=0.05))
+    binding = asyncio.create_task(asyncio.to_thread(fwd.bind, attempts=6, backoff=0.05))
     await asyncio.sleep(0.08)
     assert not binding.done()
     holder.close()
     await asyncio.wait_for(binding, 10)
     assert fwd.port == port
-    await fwd.close()
+    fwd.close()
 
 
 async def test_bind_gives_up_after_the_last_attempt() -> None:
@@ -161,7 +163,7 @@ async def test_bind_gives_up_after_the_last_attempt() -> None:
     holder.listen()
     fwd = Forwarder(f"127.0.0.1:{holder.getsockname()[1]}", "127.0.0.1:9")
     with pytest.raises(OSError):
-        await fwd.bind(attempts=2, backoff=0.01)
+        fwd.bind(attempts=2, backoff=0.01)
     holder.close()
 
 
@@ -196,3 +198,29 @@ def test_split_address() -> None:
     assert split_address("127.0.0.1:3600") == ("127.0.0.1", 3600)
     assert split_address("relay.buzz.svc:80") == ("relay.buzz.svc", 80)
     assert split_address("[::1]:3600") == ("::1", 3600)
+
+
+def test_the_command_starts_without_asyncio() -> None:
+    """The sidecar runs under a 100m CPU limit: importing asyncio (~110 ms of CPU) made it listen
+    over a second after it started, after the agents first dialled (bench/trial.py)."""
+    probe = "import sys, buzz_operator.dev.forwarder; print(sorted(m for m in sys.modules if m.startswith('asyncio')))"
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(OPERATOR_DIR)})
+    assert ran.stdout.strip() == "[]"
+
+
+async def test_close_stops_serving_and_every_connection_leaves(
+        echo_forwarder: tuple[Forwarder, asyncio.AbstractServer]) -> None:
+    fwd, _ = echo_forwarder
+    assert await asyncio.wait_for(_exchange(fwd.port, b"one"), 10) == b"one"
+    for _ in range(100):  # the connection's threads end just after the client closes
+        if fwd.active == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert fwd.active == 0
+    port, serving = fwd.port, fwd.start()  # a second acceptor on the listener, to see close() end it
+    fwd.close()
+    await asyncio.to_thread(serving.join, 5)
+    assert not serving.is_alive()
+    with pytest.raises(OSError):
+        await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)

@@ -151,12 +151,17 @@ def grading_network(config: TaskConfig) -> str:
     return network if network in NETWORKS else NETWORK_NONE
 
 
-def stack_container(source: StackSource, pull_policy: str) -> dict[str, Any]:
+def stack_container(source: StackSource, pull_policy: str, cpu: str = STACK_RESOURCES["cpu"]) -> dict[str, Any]:
     """The init container that installs the stack into the /opt/buzz emptyDir, as the
-    unprivileged init user (the trial pod's and the preflight canary's)."""
+    unprivileged init user (the trial pod's and the preflight canary's).
+
+    A trial pod's gives it the task container's CPU request: it runs before that container and
+    before the forwarder, so the pod's effective request is unchanged (the scheduler takes the
+    larger of an init container's and the running containers' sum), while at 100m copying and
+    hashing the stack was the slowest container start of the trial pod (bench/trial.py)."""
     return {
         **restricted_container("stack", source.image, pull_policy, ["sh", "-c", install_command(source)],
-                               resources=guaranteed(STACK_RESOURCES)),
+                               resources=guaranteed({**STACK_RESOURCES, "cpu": cpu})),
         # an install that refuses the image says why on stderr; the kubelet keeps that as the
         # container's termination message, which the failure reason quotes (kube/pods.py)
         "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -204,7 +209,8 @@ def build_trial_pod(
         namespace=namespace,
         labels=pod_labels(trial_labels, trial_name, retry, spec.queue_name),
         owner=owner_reference("BuzzTrial", trial_name, trial_uid),
-        init_containers=[stack_container(spec.stack_source, spec.image_pull_policy.value), *forwarder],
+        init_containers=[stack_container(spec.stack_source, spec.image_pull_policy.value,
+                                         cpu=task_resources(spec.resources)["requests"]["cpu"]), *forwarder],
         containers=[task_container(spec, [stack_mount])],
         volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
         grace_seconds=10,

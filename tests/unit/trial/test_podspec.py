@@ -132,15 +132,15 @@ SPRIG_INSTALL = (
 )
 
 
-def _stack_golden(image: str, script: str) -> dict[str, Any]:
+def _stack_golden(image: str, script: str, cpu: str = "1") -> dict[str, Any]:
     return {
         "name": "stack",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", script],
         "resources": {
-            "requests": {"cpu": "100m", "memory": "64Mi"},
-            "limits": {"cpu": "100m", "memory": "64Mi"},
+            "requests": {"cpu": cpu, "memory": "64Mi"},
+            "limits": {"cpu": cpu, "memory": "64Mi"},
         },
         "securityContext": RESTRICTED,
         "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -343,3 +343,35 @@ def test_pull_secrets_reach_every_pod_of_the_trial() -> None:
                               operator_image="op", task_images=["t"], pull_policy="IfNotPresent",
                               image_pull_secrets=["regcred", "mirror"])
     assert probe["spec"]["imagePullSecrets"] == wanted
+
+
+def _millicores(quantity: str) -> int:
+    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
+
+
+def _effective_cpu_request(pod: dict[str, Any]) -> int:
+    """The scheduler's figure (KEP-753): the larger of each plain init container's request plus
+    the sidecars started before it, and the sum of the containers and every sidecar."""
+    spec, sidecars, init_peak = pod["spec"], 0, 0
+    for init in spec["initContainers"]:
+        request = _millicores(init["resources"]["requests"]["cpu"])
+        if init.get("restartPolicy") == "Always":
+            sidecars += request
+        else:
+            init_peak = max(init_peak, sidecars + request)
+    running = sidecars + sum(_millicores(c["resources"]["requests"]["cpu"]) for c in spec["containers"])
+    return max(init_peak, running)
+
+
+@pytest.mark.parametrize(("cpus", "cpu_request", "stack_cpu"), [(1, None, "1"), (2, None, "2"), (1, 0.25, "250m")])
+def test_the_stack_install_runs_on_the_task_containers_share(cpus: float, cpu_request: float | None,
+                                                             stack_cpu: str) -> None:
+    from buzz_operator.api.trial import TrialResources
+    from buzz_operator.trial.podspec import FORWARDER_RESOURCES
+
+    pod = _pod(resources=TrialResources(cpus=cpus, memory_mb=1024, cpu_request=cpu_request))
+    stack = pod["spec"]["initContainers"][0]
+    assert stack["resources"]["requests"]["cpu"] == stack["resources"]["limits"]["cpu"] == stack_cpu
+    task = pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+    # the pod asks the scheduler for no more than before: the task's share and the forwarder's
+    assert _effective_cpu_request(pod) == _millicores(task) + _millicores(FORWARDER_RESOURCES["cpu"])

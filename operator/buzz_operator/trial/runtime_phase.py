@@ -39,17 +39,16 @@ def _differs(found: Mapping[str, str], wanted: Mapping[str, str]) -> dict[str, s
 
 
 async def relabel(kube: Kube, namespace: str, pod: str, wanted: Mapping[str, str]) -> dict[str, str]:
-    """Make the pod carry `wanted` and read it back; the pod's labels. Patches nothing when
+    """Make the pod carry `wanted` and read it back (the PATCH's answer); the pod's labels. Patches nothing when
     they are already there. Raises RelabelError when the read-back labels differ or the pod is
     gone, ApiException when the API refuses the patch (403 without `patch` on pods)."""
     found = await objects.read_pod(kube, namespace, pod)
     if found is None:
         raise RelabelError(f"pod {pod} is gone")
     if _differs(found["metadata"].get("labels") or {}, wanted):
-        await objects.patch_pod_labels(kube, namespace, pod, wanted)
-        found = await objects.read_pod(kube, namespace, pod)
-        if found is None:
-            raise RelabelError(f"pod {pod} is gone")
+        # the PATCH answers with the pod as stored, after any mutating webhook: that is the
+        # read-back, without a second GET
+        found = await objects.patch_pod_labels(kube, namespace, pod, wanted)
     now = dict(found["metadata"].get("labels") or {})
     if differs := _differs(now, wanted):
         raise RelabelError(f"pod {pod} reads back {differs} after the patch, not {dict(wanted)}")

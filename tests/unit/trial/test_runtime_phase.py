@@ -96,7 +96,7 @@ async def test_relabel_patches_once_and_reads_back(monkeypatch: pytest.MonkeyPat
         k.patches += 1
         if not k.drop and k.labels is not None:
             k.labels.update(labels)
-        return {}
+        return {"metadata": {"labels": dict(k.labels or {})}}  # the pod as stored, as the API answers
 
     monkeypatch.setattr(runtime_phase.objects, "read_pod", read_pod)
     monkeypatch.setattr(runtime_phase.objects, "patch_pod_labels", patch_pod_labels)

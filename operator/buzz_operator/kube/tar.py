@@ -56,12 +56,24 @@ def unpack(data: bytes) -> dict[str, bytes]:
     return out
 
 
+# exits a script that unpacks before it runs (unpack_script(..., then_exit=True)) when the
+# unpacking failed: an exit code no shell builtin or timeout(1) gives
+UNPACK_FAILED_EXIT = 97
+
+
+def unpack_script(destination: str, *, then_exit: bool = False) -> str:
+    """The shell that unpacks the exec's stdin payload (kube.exec.wrap) into `destination`;
+    with `then_exit`, a line that exits UNPACK_FAILED_EXIT when it failed, so a script can follow."""
+    dest = shlex.quote(destination)
+    script = f'mkdir -p {dest} && head -c "$BUZZ_STDIN_BYTES" | tar -x -o -f - -C {dest}'
+    return f"{{ {script}; }} || exit {UNPACK_FAILED_EXIT}\n" if then_exit else script
+
+
 async def upload(
     kube: Kube, namespace: str, pod: str, container: str, destination: str, archive: bytes, *, timeout_s: float
 ) -> None:
     """Unpack `archive` into `destination` (created) inside the container."""
-    dest = shlex.quote(destination)
-    script = f'mkdir -p {dest} && head -c "$BUZZ_STDIN_BYTES" | tar -x -o -f - -C {dest}'
+    script = unpack_script(destination)
     result = await kexec.run(kube, namespace, pod, container, script, stdin=archive, timeout_s=timeout_s)
     if not result.ok:
         raise TarError(f"upload to {destination} failed ({result.exit_code}): {result.stderr[-500:]!r}")

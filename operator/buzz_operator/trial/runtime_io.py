@@ -75,6 +75,19 @@ async def upload_files(ctx: TrialContext, pod: str, destination: str, files: Map
         raise await stream_broken(ctx, pod, exc) from exc
 
 
+async def upload_then(ctx: TrialContext, pod: str, destination: str, files: Mapping[str, Any], script: str, *,
+                      timeout_s: float) -> ExecResult:
+    """`files` unpacked into `destination`, then `script`, in one exec: a step that copies
+    something in to run it pays one exec round trip, not two (bench/trial.py). A failed
+    unpack fails the step as upload_files does."""
+    result = await sh(ctx, pod, tar.unpack_script(destination, then_exit=True) + script, stdin=tar.pack(files),
+                      timeout_s=timeout_s)
+    if result.exit_code == tar.UNPACK_FAILED_EXIT:
+        error = tar.TarError(f"upload to {destination} failed: {result.stderr[-500:]!r}")
+        raise await stream_broken(ctx, pod, error) from error
+    return result
+
+
 async def download(ctx: TrialContext, pod: str, source: str, *, timeout_s: float = 120.0) -> dict[str, bytes]:
     try:
         return await tar.download(ctx.kube, ctx.namespace, pod, TASK_CONTAINER, source, timeout_s=timeout_s)

@@ -102,6 +102,19 @@ async def test_tar_upload_and_download(kube: Kube, namespace: str, shell_pod: st
     assert await tar.download(kube, namespace, shell_pod, "task", "/tmp/absent", timeout_s=30) == {}
 
 
+async def test_unpack_then_run_in_one_exec(kube: Kube, namespace: str, shell_pod: str) -> None:
+    """What runtime_io.upload_then sends: the files unpacked, then the script that reads them."""
+    files = {"run.sh": (b"#!/bin/sh\necho ran $(cat /tmp/then/data.txt)\n", 0o755), "data.txt": b"payload"}
+    script = tar.unpack_script("/tmp/then", then_exit=True) + "/tmp/then/run.sh"
+    ran = await kexec.run(kube, namespace, shell_pod, "task", script, stdin=tar.pack(files), timeout_s=30)
+    assert ran.exit_code == 0 and ran.text() == "ran payload\n"
+    # an archive that cannot be unpacked stops the script with the code upload_then reads
+    failed = await kexec.run(kube, namespace, shell_pod, "task",
+                             tar.unpack_script("/proc/forbidden", then_exit=True) + "echo ran anyway",
+                             stdin=tar.pack(files), timeout_s=30)
+    assert failed.exit_code == tar.UNPACK_FAILED_EXIT and b"ran anyway" not in failed.stdout
+
+
 def test_unpack_skips_links_and_escaping_paths() -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:

@@ -19,7 +19,7 @@ from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.trial import runtime_phase
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, fact_files, record, sh, upload_files
+from buzz_operator.trial.runtime_io import download, fact_files, record, upload_files, upload_then
 from buzz_operator.trial.runtime_shell import (
     EVIDENCE_ERROR,
     INSTALL_VERIFIER_DEPS,
@@ -93,13 +93,14 @@ async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
         files[_rooted(REMOTE_EVIDENCE)] = exported
     else:
         files[f"{_rooted(STATE_DIR)}/{EVIDENCE_ERROR}"] = error.encode()
-    await upload_files(ctx, pod, "/", files)
     if error is not None and ctx.task.buzz.requires_evidence:
+        await upload_files(ctx, pod, "/", files)
         raise SpentFailure("EvidenceExportFailed", "failed to export buzz-evidence.json; the trial has no "
                                                    "verifiable relay state and must not be scored", spend)
+    # the upload, then the verifier's dependencies, in one exec; the script records its disposition
     script = recording("container_verifier_deps", INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_WORDS)
     try:
-        await sh(ctx, pod, script, timeout_s=VERIFIER_DEPS_DEADLINE_S)  # records its own disposition
+        await upload_then(ctx, pod, "/", files, script, timeout_s=VERIFIER_DEPS_DEADLINE_S)
     except TimeoutError:
         await record(ctx, pod, {"container_verifier_deps": "unavailable"})
     return Collected(spend=spend)

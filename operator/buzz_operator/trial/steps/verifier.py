@@ -17,7 +17,7 @@ from buzz_operator.ledger import read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, sh, upload_files
+from buzz_operator.trial.runtime_io import download, upload_then
 from buzz_operator.trial.runtime_shell import run_verifier
 from buzz_operator.trial.state import Graded
 
@@ -34,10 +34,10 @@ def _numeric(rewards: dict[str, object]) -> dict[str, float]:
 
 
 async def run_tests(ctx: TrialContext, pod: str) -> Graded:
-    await upload_files(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir))
     seconds = ctx.spec.deadlines.verifier_seconds
-    try:
-        ran = await sh(ctx, pod, run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
+    try:  # tests/ copied in and run in one exec
+        ran = await upload_then(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir),
+                                run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
     except TimeoutError as exc:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
     if ran.last_line() in ("exit 124", "exit 137"):

@@ -36,3 +36,12 @@ def test_no_timer_waits_for_idleness() -> None:
 def test_the_essence_is_not_a_copy_of_the_body() -> None:
     body = kopf.Body({"metadata": {"name": "t"}, "spec": {"task": "x" * 1000}, "status": {"phase": "Running"}})
     assert handlers.NoDiffBase().build(body=body) == {}
+
+
+def test_a_field_handler_still_gets_kopfs_essence() -> None:
+    """on.field handlers (kopf's extra fields) fire on their field's value in the essence."""
+    from kopf._cogs.structs.dicts import parse_field
+
+    body = kopf.Body({"metadata": {"name": "p"}, "status": {"phase": "Succeeded"}})
+    essence = handlers.NoDiffBase().build(body=body, extra_fields=[parse_field("status.phase")])
+    assert essence.get("status", {}).get("phase") == "Succeeded"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import kopf
 from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
 
 IMAGE = "docker.io/buzz/debian-py:bookworm"
 
@@ -40,7 +41,13 @@ async def create_pod(spec: dict, name: str, namespace: str, body: dict, **_: obj
     kopf.adopt(pod, owner=body)
     api = await _core()
     async with api.api_client:
-        await api.create_namespaced_pod(namespace, pod)
+        try:
+            await api.create_namespaced_pod(namespace, pod)
+        except ApiException as error:
+            # a creation handled again (a freshly installed CRD's watch can replay it): the pod
+            # this handler made is adopted, not a failure
+            if error.status != 409:
+                raise
     return {"pod": pod["metadata"]["name"]}
 
 

@@ -3,8 +3,10 @@ trusts through SSL_CERT_FILE (condition/agent_env.py, paths.REMOTE_CA_BUNDLE), s
 wss:// relay whose certificate that CA signed, and still reach public TLS hosts (model endpoints)
 with the stack's public roots.
 
-Idempotent, like every launch step: the stack's own bundle is kept once (PUBLIC_NAME) and the
-trusted file is always rebuilt from it plus the private CA, so a resumed launch never appends twice.
+The launch exec (trial/launch_script.py) unpacks the CA as RELAY_CA_NAME and runs
+INSTALL_RELAY_CA after the trust store's seed. Idempotent, like every launch step: the stack's
+own bundle is kept once (PUBLIC_NAME) and the trusted file is always rebuilt from it plus the
+private CA, so a resumed launch never appends twice.
 The file is replaced by rename, never rewritten in place: the task container may run as any user,
 /opt/buzz is a world-writable emptyDir, and the stack's file belongs to the init container's user.
 """
@@ -12,9 +14,6 @@ The file is replaced by rename, never rewritten in place: the task container may
 from __future__ import annotations
 
 from buzz_operator.condition.paths import REMOTE_CA_BUNDLE, REMOTE_ROOT
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import sh, upload_files
 
 BUNDLE_NAME = REMOTE_CA_BUNDLE.removeprefix(f"{REMOTE_ROOT}/")  # ca-certificates.crt
 RELAY_CA_NAME = "relay-ca.crt"
@@ -39,11 +38,3 @@ def combine_script(root: str = REMOTE_ROOT) -> str:
 
 INSTALL_RELAY_CA = combine_script()
 
-
-async def install_relay_ca(ctx: TrialContext, pod: str, ca_pem: str) -> None:
-    """Put `ca_pem` beside the stack and make the agents' CA file trust it too."""
-    await upload_files(ctx, pod, REMOTE_ROOT, {RELAY_CA_NAME: (ca_pem.encode(), 0o644)})
-    result = await sh(ctx, pod, INSTALL_RELAY_CA)
-    if not result.ok or not result.last_line().startswith("installed "):
-        raise StepFailure("StackInstallFailed", f"adding spec.relay.caBundle to {REMOTE_CA_BUNDLE}: "
-                                                f"exit {result.exit_code}")

@@ -68,10 +68,11 @@ def _record_word(fact: str, script: str, words: tuple[str, ...]) -> str:
 
 
 def prepare_pod(read_manifest: str) -> str:
-    """Launch's first exec: the stack's digests read back, the pod's directories made, the trust
-    store seeded (docs/corridor.md#trust-store) and its disposition recorded. Prints the
+    """The launch exec's first part (trial/launch_script.py): the stack's digests read back, the
+    pod's directories made, the trust store seeded (docs/corridor.md#trust-store) and its
+    disposition recorded. Prints the
     manifest, then `@@trust-store <word>`; or `@@manifest-exit N` / `@@prepare-exit N` alone
-    when the read or the mkdir failed (the step reports them as before)."""
+    when the read or the mkdir failed (launch_script.parse names them)."""
     return (
         f'manifest=$({read_manifest}) || {{ echo "{MANIFEST_FAILED}$?"; exit 0; }}\n'
         f'{PREPARE} || {{ echo "{PREPARE_FAILED}$?"; exit 0; }}\n'
@@ -118,12 +119,13 @@ def pid_file(seat_id: str) -> str:
 
 def launch_seat(seat_id: str, command: str) -> str:
     """docs/corridor.md#agent-environment: start buzz-acp detached with its logs; idempotent — a seat whose pid file names a
-    live process is left alone, so a resumed launch never starts a second copy."""
+    live process is left alone, so a resumed launch never starts a second copy. `command` is a
+    shell word, put in as given (launch_script passes `"$BUZZ_SEAT_COMMAND"`)."""
     pid, out, err = pid_file(seat_id), remote_stdout_log(seat_id), remote_stderr_log(seat_id)
     return (
         f'if [ -s {pid} ] && [ -d /proc/$(cat {pid}) ] && '
         f'! grep -q "^State:[[:space:]]*Z" /proc/$(cat {pid})/status; then cat {pid}; exit 0; fi\n'
-        f"{shlex.quote(command)} </dev/null >{out} 2>{err} &\n"
+        f"{command} </dev/null >{out} 2>{err} &\n"
         f"echo $! > {pid}; echo $!"
     )
 

@@ -4,8 +4,8 @@ written and subscribes to the trial channel:
 
 - ws://<ClusterIP>:3600: the dev relay in the cluster, bound to its own Service's address;
 - wss://<host IP>:<port>: the dev relay on the host behind TLS, its certificate signed by a
-  private CA; the CA reaches the agents through the launch step's own code (install_relay_ca:
-  uploaded beside the stack and appended to the CA file SSL_CERT_FILE names), and the operator's
+  private CA; the CA reaches the agents through the launch exec's own script (INSTALL_RELAY_CA,
+  after the CA is unpacked beside the stack: appended to the CA file SSL_CERT_FILE names), and the operator's
   side provisions the tenant trusting the same CA.
 
 And a loopback URL other than localhost: ws://[::1]:3600 gets a forwarder listening on [::1].
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from pathlib import Path
-from types import SimpleNamespace
 
 from buzz_operator.condition import (
     EndpointConfig,
@@ -29,7 +28,7 @@ from buzz_operator.condition import (
     remote_stdout_log,
     teammates_of,
 )
-from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_CA_BUNDLE, REMOTE_PROMPTS
+from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_CA_BUNDLE, REMOTE_PROMPTS, REMOTE_ROOT
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import tar
 from buzz_operator.kube.client import Kube
@@ -38,7 +37,7 @@ from buzz_operator.kube.pods import wait_running
 from buzz_operator.relay.tenant import await_healthy, provision
 from buzz_operator.relay.tenant_models import RelayTarget, TenantRequest
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
-from buzz_operator.trial.runtime_relay_ca import install_relay_ca
+from buzz_operator.trial.runtime_relay_ca import INSTALL_RELAY_CA, RELAY_CA_NAME
 
 from tests.integration.pod.test_trial_pod import create_trial
 from tests.support.direct_relay import deploy_clusterip_relay, host_tls_relay
@@ -112,9 +111,11 @@ async def test_seat_dials_a_private_ca_wss_relay_without_forwarder(  # type: ign
         await _direct_pod(kube, namespace, "direct-wss", make_trial_spec)
         before = (await kexec.run(kube, namespace, "direct-wss", "task",
                                   f"grep -c 'BEGIN CERTIFICATE' {REMOTE_CA_BUNDLE}", timeout_s=30)).last_line()
-        # the launch step's own code, with the two fields of a TrialContext it uses
-        await install_relay_ca(SimpleNamespace(kube=kube, namespace=namespace), "direct-wss",  # type: ignore[arg-type]
-                               relay.ca.ca_pem)
+        # what the launch exec does with spec.relay.caBundle: the CA unpacked, then its script
+        await tar.upload(kube, namespace, "direct-wss", "task", REMOTE_ROOT,
+                         tar.pack({RELAY_CA_NAME: relay.ca.ca_pem.encode()}), timeout_s=30)
+        installed = await kexec.run(kube, namespace, "direct-wss", "task", INSTALL_RELAY_CA, timeout_s=30)
+        assert installed.last_line().startswith("installed "), (installed, installed.stderr)
         after = (await kexec.run(kube, namespace, "direct-wss", "task",
                                  f"grep -c 'BEGIN CERTIFICATE' {REMOTE_CA_BUNDLE}", timeout_s=30)).last_line()
         assert int(after) == int(before) + 1, (before, after)  # the public roots stay

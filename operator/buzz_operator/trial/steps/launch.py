@@ -1,5 +1,6 @@
 """Launching (docs/corridor.md#launch): the pod, the trust store, prompts, one buzz-acp per seat
-with the exact env, and readiness.
+with the exact env, and readiness — all but the pod's start and late readiness rounds in one
+exec (trial/launch_script.py).
 
 Idempotent: launching adopts an existing pod, re-uploads identical prompts and leaves a seat
 whose recorded pid is alive alone.
@@ -8,22 +9,24 @@ whose recorded pid is alive alone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
-from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_PROMPTS
-from buzz_operator.kube import objects
+from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_ROOT
+from buzz_operator.kube import objects, tar
+from buzz_operator.kube.exec import env_prelude
 from buzz_operator.kube.pods import trial_status_reporter, wait_running
 from buzz_operator.relay.tenant_models import TenantHandle, TenantSecrets
-from buzz_operator.trial import runtime_shell
+from buzz_operator.trial import launch_script
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import sh, upload_files
+from buzz_operator.trial.runtime_context import Redacted, TrialContext
+from buzz_operator.trial.runtime_io import sh
 from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_relay_ca import install_relay_ca
-from buzz_operator.trial.runtime_shell import await_subscribed, launch_seat
+from buzz_operator.trial.runtime_relay_ca import RELAY_CA_NAME
+from buzz_operator.trial.runtime_shell import await_subscribed
 from buzz_operator.trial.stack_install import READ_MANIFEST
 from buzz_operator.trial.state import Launched
 from buzz_operator.trial.steps.stack import digests_of
@@ -66,7 +69,9 @@ async def _start_pod(ctx: TrialContext, retry: int) -> str:
     return name
 
 
-async def _upload_prompts(ctx: TrialContext, pod: str, handle: TenantHandle) -> None:
+def _files(ctx: TrialContext, handle: TenantHandle) -> dict[str, tuple[bytes, int]]:
+    """What the launch exec unpacks into REMOTE_ROOT: every seat's composed prompt, and the
+    relay's private CA when spec.relay.caBundle names one (trial/runtime_relay_ca.py)."""
     seats, pubkeys = ctx.seats, {s.seat_id: s.pubkey for s in handle.seats}
     files = {}
     for seat in seats:
@@ -74,71 +79,88 @@ async def _upload_prompts(ctx: TrialContext, pod: str, handle: TenantHandle) -> 
             ctx.prompts[seat.class_id], seat_id=seat.seat_id, seat_pubkey=pubkeys[seat.seat_id],
             channel_id=handle.channel_id, user_name=handle.user.name, user_pubkey=handle.user.pubkey,
             teammates=teammates_of(seat.seat_id, seats, pubkeys))
-        files[f"{seat.seat_id}.system-prompt.md"] = (prompt, 0o600)
-    await upload_files(ctx, pod, REMOTE_PROMPTS, files)
+        files[_under_root(remote_prompt_path(seat.seat_id))] = (prompt, 0o600)
+    if ctx.relay.ca_pem is not None:
+        files[RELAY_CA_NAME] = (ctx.relay.ca_pem.encode(), 0o644)
+    return files
 
 
-async def _launch_seats(ctx: TrialContext, pod: str, handle: TenantHandle, secrets: TenantSecrets) -> None:
-    keys = await read_api_keys(ctx)
+def _under_root(path: str) -> str:
+    return path.removeprefix(f"{REMOTE_ROOT}/")
+
+
+def _seat_envs(ctx: TrialContext, handle: TenantHandle, secrets: TenantSecrets, keys: Redacted) -> list[bytes]:
+    """Each seat's exact environment (docs/corridor.md#agent-environment) as the export lines its
+    subshell evals; in memory only, on the exec's stdin."""
+    envs = []
     for seat in ctx.seats:
         seat_secret = secrets.seats[seat.seat_id]
-        env = agent_env(
+        envs.append(env_prelude(agent_env(
             manifest=ctx.manifest, seat=seat, endpoint=ctx.endpoints[seat.endpoint], relay_url=ctx.relay.url,
             secret_key_hex=seat_secret.secret_hex, auth_tag=seat_secret.auth_tag, channel_id=handle.channel_id,
             api_key=ctx.api_key_for(seat, keys), prompt_path=remote_prompt_path(seat.seat_id),
-        )
-        result = await sh(ctx, pod, launch_seat(seat.seat_id, BUZZ_ACP), env=env)
-        if not result.ok or not result.last_line().isdigit():
-            raise StepFailure("AgentsNotReady", f"cannot launch {seat.seat_id}: exit {result.exit_code}")
+        )))
+    return envs
 
 
-async def wait_ready(ctx: TrialContext, pod: str, channel_id: str) -> None:
-    """docs/corridor.md#readiness: every seat's logs say `subscribed to channel <id>` within 60 s."""
-    marker = f"subscribed to channel {channel_id}"
+def _judge(line: str, waiting: list[str]) -> list[str]:
+    """The seats still waiting after await_subscribed's `line`; raises when one died."""
+    if line == "ready":
+        return []
+    if line.startswith("dead "):
+        raise StepFailure("AgentsExitedEarly", f"agent processes exited early: {line.split()[1:]}")
+    if line.startswith("waiting "):
+        return line.split()[1:]
+    return waiting
+
+
+async def _start_and_launch(ctx: TrialContext, pod: str, handle: TenantHandle, secrets: TenantSecrets,
+                            keys: Redacted) -> StackDigests:
+    """The launch exec (trial/launch_script.py), then readiness rounds until every seat's logs
+    say `subscribed to channel <id>`: within 60 s of the exec's start (docs/corridor.md#readiness)."""
+    marker = f"subscribed to channel {handle.channel_id}"
     waiting = [s.seat_id for s in ctx.seats]
+    archive, envs = tar.pack(_files(ctx, handle)), _seat_envs(ctx, handle, secrets, keys)
+    relay_ca = ctx.relay.ca_pem is not None
+    text = launch_script.script(
+        read_manifest=READ_MANIFEST, files_bytes=len(archive), relay_ca=relay_ca, marker=marker,
+        seats=[(seat_id, len(env)) for seat_id, env in zip(waiting, envs, strict=True)], ready_round_s=READY_ROUND_S)
     try:
         async with asyncio.timeout(READY_TIMEOUT_S):
-            while True:
+            result = await sh(ctx, pod, text, env={launch_script.SEAT_COMMAND_VAR: BUZZ_ACP},
+                              stdin=archive + b"".join(envs))
+            outcome = launch_script.parse(result.text(), result.exit_code, waiting, relay_ca=relay_ca)
+            stack = digests_of(outcome.manifest)
+            waiting = _judge(outcome.readiness, waiting)
+            while waiting:
                 # the pod waits and checks liveness itself; each exec is bounded so a lost
                 # stream costs at most one round
                 line = (await sh(ctx, pod, await_subscribed(waiting, marker, READY_ROUND_S))).last_line()
-                if line == "ready":
-                    return
-                if line.startswith("dead "):
-                    raise StepFailure("AgentsExitedEarly", f"agent processes exited early: {line.split()[1:]}")
-                if line.startswith("waiting "):
-                    waiting = line.split()[1:]
+                waiting = _judge(line, waiting)
     except TimeoutError as exc:
         raise StepFailure("AgentsNotReady", "agents did not subscribe to trial channel before readiness "
                                             f"timeout: {waiting}") from exc
+    return stack
 
 
-async def prepare_pod(ctx: TrialContext, pod: str) -> StackDigests:
-    """One exec (runtime_shell.prepare_pod): the installed stack's digests, the pod's directories,
-    the trust store seeded and recorded — three scripts and a record before (bench/trial.py)."""
-    result = await sh(ctx, pod, runtime_shell.prepare_pod(READ_MANIFEST))
-    lines = result.text().splitlines()
-    last = lines[-1] if lines else ""
-    if not result.ok:
-        raise StepFailure("StackInstallFailed", f"preparing the pod: exit {result.exit_code}")
-    if last.startswith(runtime_shell.MANIFEST_FAILED):
-        raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {last.split()[-1]}")
-    if last.startswith(runtime_shell.PREPARE_FAILED):
-        raise StepFailure("StackInstallFailed", f"preparing the pod's directories: exit {last.split()[-1]}")
-    if not last.startswith(runtime_shell.TRUST_STORE_LINE):
-        raise StepFailure("StackInstallFailed", f"preparing the pod: unexpected output {last[:100]!r}")
-    return digests_of("\n".join(lines[:-1]) + "\n")
+async def _tenant_while_starting(ctx: TrialContext, status: BuzzTrialStatus
+                                 ) -> tuple[str, TenantHandle, TenantSecrets, Redacted]:
+    """The pod started, and meanwhile the tenant, its secrets and the model API keys read: the
+    reads need no pod, and the pod's start (about 1.5 s, bench/trial.py) hides them."""
+    starting = asyncio.create_task(_start_pod(ctx, status.retries))
+    try:
+        handle, _ = await tenant_of(ctx, status.retries)
+        secrets = await read_tenant_secrets(ctx, status)
+        keys = await read_api_keys(ctx)
+    except BaseException:
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await starting
+        raise
+    return await starting, handle, secrets, keys
 
 
 async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
-    retry = status.retries
-    pod = await _start_pod(ctx, retry)
-    stack = await prepare_pod(ctx, pod)
-    handle, _ = await tenant_of(ctx, retry)
-    secrets = await read_tenant_secrets(ctx, status)
-    if ctx.relay.ca_pem is not None:  # after seeding: the task's own trust store stays the seed's
-        await install_relay_ca(ctx, pod, ctx.relay.ca_pem)
-    await _upload_prompts(ctx, pod, handle)
-    await _launch_seats(ctx, pod, handle, secrets)
-    await wait_ready(ctx, pod, handle.channel_id)
+    pod, handle, secrets, keys = await _tenant_while_starting(ctx, status)
+    stack = await _start_and_launch(ctx, pod, handle, secrets, keys)
     return Launched(pod=pod, stack=stack)

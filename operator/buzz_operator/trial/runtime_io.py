@@ -76,12 +76,12 @@ async def upload_files(ctx: TrialContext, pod: str, destination: str, files: Map
 
 
 async def upload_then(ctx: TrialContext, pod: str, destination: str, files: Mapping[str, Any], script: str, *,
-                      timeout_s: float) -> ExecResult:
-    """`files` unpacked into `destination`, then `script`, in one exec: a step that copies
-    something in to run it pays one exec round trip, not two (bench/trial.py). A failed
+                      timeout_s: float, env: Mapping[str, str] | None = None) -> ExecResult:
+    """`files` unpacked into `destination`, then `script` (with `env`), in one exec: a step that
+    copies something in to run it pays one exec round trip, not two (bench/trial.py). A failed
     unpack fails the step as upload_files does."""
-    result = await sh(ctx, pod, tar.unpack_script(destination, then_exit=True) + script, stdin=tar.pack(files),
-                      timeout_s=timeout_s)
+    result = await sh(ctx, pod, tar.unpack_script(destination, then_exit=True) + script, env=env,
+                      stdin=tar.pack(files), timeout_s=timeout_s)
     if result.exit_code == tar.UNPACK_FAILED_EXIT:
         error = tar.TarError(f"upload to {destination} failed: {result.stderr[-500:]!r}")
         raise await stream_broken(ctx, pod, error) from error

@@ -10,7 +10,7 @@ internet for `public`. The policies select disjoint values of the label, so a po
 phases' egress at once (NetworkPolicies add up).
 
 `enter_grading` first makes sure no stack process is left (the run step stopped them; a run that
-failed may not have), then patches the labels and reads them back, so the switch is known to be
+failed may not have) and reads the seats' logs in the same exec, then patches the labels and reads them back, so the switch is known to be
 in the API before the verifier starts; the CNI applies it a moment later. Idempotent: a resumed
 collect finds the pod already relabelled and patches nothing.
 """
@@ -21,13 +21,16 @@ from collections.abc import Mapping
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.kube import objects
+from buzz_operator.condition.paths import REMOTE_LOGS
+from buzz_operator.kube import objects, tar
 from buzz_operator.kube.client import Kube
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import grading_labels, grading_network
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import sh
-from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_SEATS
+from buzz_operator.trial.runtime_io import sh, stream_broken
+from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_FAILED_EXIT, STOP_THEN_TAR_LOGS
+
+LOGS_S = 120.0  # as runtime_io.download
 
 
 class RelabelError(RuntimeError):
@@ -55,11 +58,16 @@ async def relabel(kube: Kube, namespace: str, pod: str, wanted: Mapping[str, str
     return now
 
 
-async def enter_grading(ctx: TrialContext, pod: str) -> None:
-    """Agents stopped, then the pod relabelled for grading (see the module's docstring)."""
-    stopped = await sh(ctx, pod, STOP_SEATS, env=STOP_ENV)
-    if stopped.last_line() != "left 0":
-        raise StepFailure("InternalError", f"agent processes survive before grading: {stopped.last_line()}"[:300])
+async def enter_grading(ctx: TrialContext, pod: str) -> dict[str, bytes]:
+    """Agents stopped and their logs read in one exec, then the pod relabelled for grading (see
+    the module's docstring); the seats' logs, by path under REMOTE_LOGS."""
+    stopped = await sh(ctx, pod, STOP_THEN_TAR_LOGS, env=STOP_ENV, timeout_s=LOGS_S)
+    said = stopped.stderr.decode("utf-8", "replace").strip().splitlines()
+    if stopped.exit_code == STOP_FAILED_EXIT:
+        raise StepFailure("InternalError", f"agent processes survive before grading: {said[-1:]}"[:300])
+    if not stopped.ok:
+        error = tar.TarError(f"download of {REMOTE_LOGS} failed ({stopped.exit_code}): {said[-3:]!r}")
+        raise await stream_broken(ctx, pod, error) from error
     network = grading_network(ctx.task.config)
     try:
         await relabel(ctx.kube, ctx.namespace, pod, grading_labels(network))
@@ -69,3 +77,4 @@ async def enter_grading(ctx: TrialContext, pod: str) -> None:
         reason = "PodDeleted" if exc.status == 404 else "ApiServerUnavailable"
         raise StepFailure(reason, f"relabelling pod {pod} for grading: HTTP {exc.status} "
                                   f"(the operator needs patch on pods)"[:300]) from exc
+    return tar.unpack(stopped.stdout) if stopped.stdout else {}

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from buzz_operator.condition.paths import (
     REMOTE_BIN,
     REMOTE_CA_BUNDLE,
+    REMOTE_LOGS,
     REMOTE_ROOT,
     SYSTEM_CA_BUNDLE,
     SYSTEM_CA_DIR,
@@ -99,17 +100,41 @@ live_stack_pids() {
 
 STOP_ENV = {"BUZZ_MATCH": REMOTE_BIN}
 
-# docs/corridor.md#stop: TERM, 2 s, KILL — then say how many are left (the caller checks it is 0). The seed
-# sleeps the whole 2 s; here the grace ends as soon as no stack process is left, which a seat
-# that honours TERM reaches in well under 0.1 s (bench/trial.py: the fixed sleep was 2 of the
-# ~7 s the operator added to an instantly-answering trial). A seat ignoring TERM still gets 2 s.
-STOP_SEATS = _LIVE_STACK_PIDS + r"""
+# docs/corridor.md#stop: TERM, 2 s, KILL. The seed sleeps the whole 2 s; here the grace ends as
+# soon as no stack process is left, which a seat that honours TERM reaches in well under 0.1 s
+# (bench/trial.py: the fixed sleep was 2 of the ~7 s the operator added to an instantly-answering
+# trial). A seat ignoring TERM still gets 2 s.
+_STOP_ROUND = r"""
 for pid in $(live_stack_pids); do kill -TERM "$pid" 2>/dev/null; done
 waited=0
 while [ -n "$(live_stack_pids)" ] && [ "$waited" -lt 20 ]; do sleep 0.1; waited=$((waited + 1)); done
 for pid in $(live_stack_pids); do kill -KILL "$pid" 2>/dev/null; done
 [ -z "$(live_stack_pids)" ] || sleep 0.2
-echo "left $(live_stack_pids | wc -l)"
+"""
+STOP_ROUNDS = 3
+# up to STOP_ROUNDS rounds, then `left <n>` (the caller checks it is 0)
+_STOP = (
+    f"r=0\nwhile :; do\n{_STOP_ROUND}"
+    "left=$(( $(live_stack_pids | wc -l) )); r=$((r + 1))\n"
+    f'[ "$left" -eq 0 ] || [ "$r" -ge {STOP_ROUNDS} ] && break\ndone\n'
+    'echo "left $left"'
+)
+STOP_SEATS = _LIVE_STACK_PIDS + _STOP
+
+# collect's first exec: the seats stopped (a failed run may not have), then their logs as a tar
+# on stdout — read once nothing can write them any more. Survivors exit STOP_FAILED_EXIT with
+# `left <n>` on stderr and no tar.
+STOP_FAILED_EXIT = 96
+STOP_THEN_TAR_LOGS = (
+    _LIVE_STACK_PIDS + _STOP + " >&2\n"
+    f'[ "$left" -eq 0 ] || exit {STOP_FAILED_EXIT}\n'
+    f"if [ -d {REMOTE_LOGS} ]; then tar -c -f - -C {REMOTE_LOGS} .; fi"
+)
+
+# the pod's clock in hundredths of a second (/proc/uptime has two decimals on every kernel):
+# date +%N is GNU's, and task images may carry busybox
+_UPTIME_CS = r"""
+uptime_cs() { u=$(cut -d' ' -f1 /proc/uptime); echo "${u%.*}${u#*.}"; }
 """
 
 
@@ -183,6 +208,25 @@ def without_usage(seat_ids: list[str], marker: str) -> str:
             f'then echo "{seat}"; fi'
         )
     return "\n".join(lines)
+
+
+def settle_then_stop(seat_ids: list[str], marker: str, settle_s: float, poll_s: float = 0.1) -> str:
+    """The run's end in one exec (three and more before): docs/corridor.md#usage-settle — wait
+    in the pod, at most `settle_s`, until no live seat lacks `marker` in its logs, and record
+    the time waited as the fact `usage_settle_seconds` — then docs/corridor.md#stop, whose
+    `left <n>` is the last line. Needs STOP_ENV."""
+    pending = without_usage(seat_ids, marker).replace("\n", "\n  ")
+    limit_cs = int(settle_s * 100)
+    return (
+        _LIVE_STACK_PIDS + _UPTIME_CS
+        + f"t0=$(uptime_cs)\nwhile :; do\n  pending=$(\n  {pending}\n  )\n"
+        f'  [ -z "$pending" ] && break\n'
+        f'  [ $(( $(uptime_cs) - t0 )) -ge {limit_cs} ] && break\n'
+        f"  sleep {poll_s}\ndone\n"
+        "d=$(( $(uptime_cs) - t0 ))\n"
+        f"printf '%d.%02d' $((d / 100)) $((d % 100)) > {STATE_DIR}/usage_settle_seconds.json\n"
+        + _STOP
+    )
 
 
 def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:

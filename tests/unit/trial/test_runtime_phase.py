@@ -1,5 +1,5 @@
-"""trial/runtime_phase.enter_grading: the agents are stopped (and that checked) before the pod is
-relabelled for grading, with the task's network; what goes wrong is a step failure of its own
+"""trial/runtime_phase.enter_grading: the agents are stopped (and that checked) and their logs
+read before the pod is relabelled for grading, with the task's network; what goes wrong is a step failure of its own
 class. The exec and the API are stand-ins here (tests/integration/chart/test_network_policy_phases.py
 and test_chart_install.py relabel real pods)."""
 
@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from buzz_operator.api import labels as L
 from buzz_operator.dataset.config import TaskConfig
+from buzz_operator.kube import tar
 from buzz_operator.kube.exec import ExecResult
 from buzz_operator.trial import runtime_phase
 from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_shell import STOP_SEATS
+from buzz_operator.trial.runtime_shell import STOP_FAILED_EXIT, STOP_THEN_TAR_LOGS
 from kubernetes_asyncio.client.exceptions import ApiException
 
 
@@ -37,8 +38,11 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     done = Calls()
 
     async def sh(ctx: Any, pod: str, script: str, **kwargs: Any) -> ExecResult:
+        # as the script answers: `left <n>` on stderr, then the logs' tar or the survivors' exit
         done.seen.append(("sh", script))
-        return ExecResult(0, f"{done.left}\n".encode(), b"")
+        if done.left != "left 0":
+            return ExecResult(STOP_FAILED_EXIT, b"", f"{done.left}\n".encode())
+        return ExecResult(0, tar.pack({"lead-1.stdout.log": b"usage"}), f"{done.left}\n".encode())
 
     async def relabel(kube: Any, namespace: str, pod: str, wanted: dict[str, str]) -> dict[str, str]:
         done.seen.append(("relabel", dict(wanted)))
@@ -50,8 +54,9 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
 
 
 async def test_agents_are_stopped_before_the_pod_grades_with_the_tasks_network(calls: Calls) -> None:
-    await runtime_phase.enter_grading(context('[environment]\nnetwork_mode = "allowlist"'), "pod-1")
-    assert calls.seen == [("sh", STOP_SEATS), ("relabel", {L.PHASE: L.PHASE_GRADING, L.NETWORK: "allowlist"})]
+    logs = await runtime_phase.enter_grading(context('[environment]\nnetwork_mode = "allowlist"'), "pod-1")
+    assert logs == {"lead-1.stdout.log": b"usage"}
+    assert calls.seen == [("sh", STOP_THEN_TAR_LOGS), ("relabel", {L.PHASE: L.PHASE_GRADING, L.NETWORK: "allowlist"})]
 
 
 async def test_a_surviving_agent_keeps_the_pod_in_the_agents_phase(calls: Calls) -> None:
@@ -59,7 +64,7 @@ async def test_a_surviving_agent_keeps_the_pod_in_the_agents_phase(calls: Calls)
     with pytest.raises(StepFailure) as failure:
         await runtime_phase.enter_grading(context(), "pod-1")
     assert failure.value.reason == "InternalError" and "left 1" in failure.value.message
-    assert calls.seen == [("sh", STOP_SEATS)]  # never relabelled
+    assert calls.seen == [("sh", STOP_THEN_TAR_LOGS)]  # never relabelled
 
 
 @pytest.mark.parametrize(("error", "reason"), [

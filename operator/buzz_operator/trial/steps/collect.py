@@ -1,5 +1,5 @@
-"""Collecting (docs/corridor.md#collect): the pod switched to the grading phase, logs out and
-accounted, evidence exported and written into the container, and the verifier's dependencies
+"""Collecting (docs/corridor.md#collect): the pod switched to the grading phase with the logs
+read in the same exec and accounted, evidence exported and written into the container, and the verifier's dependencies
 installed after the agents stopped."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass
-from buzz_operator.condition.paths import REMOTE_EVIDENCE, REMOTE_LOGS
+from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting
 from buzz_operator.relay.client import RelayError, RelayUnavailable
@@ -19,7 +19,7 @@ from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.trial import runtime_phase
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, fact_files, record, upload_files, upload_then
+from buzz_operator.trial.runtime_io import fact_files, record, upload_files, upload_then
 from buzz_operator.trial.runtime_shell import (
     EVIDENCE_ERROR,
     INSTALL_VERIFIER_DEPS,
@@ -41,8 +41,8 @@ class SpentFailure(StepFailure):
         self.spend = spend
 
 
-async def account(ctx: TrialContext, pod: str) -> Spend:
-    logs = await download(ctx, pod, REMOTE_LOGS)
+def account(ctx: TrialContext, logs: dict[str, bytes]) -> Spend:
+    """What the seats' logs (by path under REMOTE_LOGS) say the try spent."""
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         tar.write_tree(logs, Path(scratch))
         accounting = collect_accounting(Path(scratch), ctx.seats, ctx.manifest.prices)
@@ -82,8 +82,8 @@ def _rooted(path: str) -> str:
 
 async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
     pod = status.pod or ctx.pod(status.retries)
-    await runtime_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
-    spend = await account(ctx, pod)
+    logs = await runtime_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
+    spend = account(ctx, logs)
     exported = await _export(ctx, status)
     error = exported if isinstance(exported, str) else None
     # the evidence (or why there is none) and the fact that says which, in one upload

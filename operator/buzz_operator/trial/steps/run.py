@@ -1,7 +1,7 @@
 """The run (docs/corridor.md#run, docs/completion.md#what-is-watched, docs/corridor.md#stop): the task posted as the user with the orchestrator
 mention, the task's scripted messages right after it, completion awaited (docs/completion.md)
 bounded by the agent deadline, liveness probed meanwhile, then usage settled and every seat
-stopped for real.
+stopped for real (one exec: runtime_shell.settle_then_stop).
 
 Completion is watched, never polled: DONE: through a live relay subscription, a solo seat's turns
 and delivery receipts by following its log stream (ledger/turn_log.py). A solo task with scripted
@@ -31,8 +31,8 @@ from buzz_operator.relay.tenant import actor_secrets, client_as, healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import follow, record, sh
-from buzz_operator.trial.runtime_shell import STOP_ENV, STOP_SEATS, seats_alive, without_usage
+from buzz_operator.trial.runtime_io import SHORT_S, fact_files, follow, record, sh, upload_then
+from buzz_operator.trial.runtime_shell import STATE_DIR, STOP_ENV, seats_alive, settle_then_stop
 from buzz_operator.trial.state import Ran
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -40,8 +40,6 @@ LIVENESS_EVERY_S = 10.0  # the seed probed every 10th one-second poll
 FOLLOW_AGAIN_S = 1.0  # before following a seat's log again after its stream broke
 FOLLOW_SLACK_S = 30
 USAGE_SETTLE_S = 60.0  # docs/corridor.md#usage-settle usage_settle_seconds
-SETTLE_POLL_S = 0.5
-STOP_ROUNDS = 3
 
 
 async def _existing_task_event(user: RelayClient, handle: TenantHandle) -> str | None:
@@ -140,25 +138,14 @@ async def _relay_trouble(ctx: TrialContext, user: RelayClient) -> str | None:
     return None
 
 
-async def settle_usage(ctx: TrialContext, pod: str) -> float:
-    """docs/corridor.md#usage-settle: until each live seat has logged usage, at most 60 s; misses are not errors."""
-    started = time.monotonic()
-    pending = [s.seat_id for s in ctx.seats]
-    while pending and time.monotonic() - started < USAGE_SETTLE_S:
-        unsettled = set((await sh(ctx, pod, without_usage(pending, USAGE_MARKER))).text().split())
-        pending = [s for s in pending if s in unsettled]
-        if pending:
-            await asyncio.sleep(SETTLE_POLL_S)
-    return time.monotonic() - started
-
-
-async def stop_seats(ctx: TrialContext, pod: str) -> None:
-    """TERM, 2 s, KILL every stack process, then verify by exec that none is left."""
-    for _ in range(STOP_ROUNDS):
-        result = await sh(ctx, pod, STOP_SEATS, env=STOP_ENV)
-        if result.last_line() == "left 0":
-            return
-    raise StepFailure("InternalError", f"agent processes survived SIGKILL: {result.last_line()}")
+async def settle_and_stop(ctx: TrialContext, pod: str, finished: dict[str, Any]) -> None:
+    """The run's end facts recorded, usage settled and every seat stopped, in one exec
+    (runtime_shell.settle_then_stop): survivors of SIGKILL are InternalError."""
+    script = settle_then_stop([s.seat_id for s in ctx.seats], USAGE_MARKER, USAGE_SETTLE_S)
+    result = await upload_then(ctx, pod, STATE_DIR, fact_files(finished), script, env=STOP_ENV,
+                               timeout_s=USAGE_SETTLE_S + SHORT_S)
+    if result.last_line() != "left 0":
+        raise StepFailure("InternalError", f"agent processes survived SIGKILL: {result.last_line()}"[:300])
 
 
 async def run(ctx: TrialContext, status: BuzzTrialStatus) -> Ran:
@@ -198,11 +185,9 @@ async def run(ctx: TrialContext, status: BuzzTrialStatus) -> Ran:
     finished = {"active_finished": time.time(), "stopped_without_done": completion is None and not timed_out,
                 "completion_message": (completion or {}).get("content", ""),
                 "scripted_events": [e.to_dict() for e in scripted], "scripted_unacknowledged": pending}
-    settled = await settle_usage(ctx, pod)
-    await stop_seats(ctx, pod)
-    # one record for the run's end and its settle: a restart before it runs the step again, and
-    # the step finds the task posted and DONE already there (docs/corridor.md#restarts)
-    await record(ctx, pod, {**finished, "usage_settle_seconds": settled})
+    # one exec records the run's end and its settle: a restart before it runs the step again,
+    # and the step finds the task posted and DONE already there (docs/corridor.md#restarts)
+    await settle_and_stop(ctx, pod, finished)
     note = f"scripted events never acknowledged by the agent: {pending}" if pending else None
     return Ran(task_event_id=task_event_id, completion_message_id=(completion or {}).get("id"), timed_out=timed_out,
                note=note)

@@ -1,0 +1,109 @@
+"""The run's end (runtime_shell.settle_then_stop) and collect's first exec
+(runtime_shell.STOP_THEN_TAR_LOGS), run for real by `sh` on this host: a stand-in seat is a
+copy of `sleep` in a directory of its own, which `$BUZZ_MATCH` names as the stop sweep's
+stack directory, and the pod's paths are moved under a temporary directory. (A survivor of
+SIGKILL cannot be made; its exit is judged in test_runtime_phase.py.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from buzz_operator.condition.paths import REMOTE_ROOT
+from buzz_operator.kube.exec import env_prelude, wrap
+from buzz_operator.trial import runtime_shell
+
+MARKER = "goose usage update"
+
+
+class Pod:
+    """A temporary REMOTE_ROOT with a stack directory and seats started from it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.bin = root, root / "stack-bin"
+        for sub in ("state", "logs", "stack-bin"):
+            (root / sub).mkdir(parents=True)
+        shutil.copy(shutil.which("sleep") or "/bin/sleep", self.bin / "seat")
+        self.seats: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, seat: str, *, ignore_term: bool = False, log: str = "") -> None:
+        (self.root / "logs" / f"{seat}.stdout.log").write_text(log)
+        command = [str(self.bin / "seat"), "30"]
+        handler = signal.SIG_IGN if ignore_term else signal.SIG_DFL
+        self.seats[seat] = subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGTERM, handler))
+        (self.root / "state" / f"{seat}.pid").write_text(str(self.seats[seat].pid))
+
+    def run(self, script: str, *, timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
+        text = script.replace(REMOTE_ROOT, str(self.root))
+        argv, data = wrap(text, env_prelude({"BUZZ_MATCH": str(self.bin)}), None)
+        return subprocess.run(argv, input=data, capture_output=True, timeout=timeout, check=False)
+
+    def reaped(self) -> bool:
+        return all(seat.poll() is not None for seat in self.seats.values())
+
+
+@pytest.fixture
+def pod(tmp_path: Path) -> Iterator[Pod]:
+    made = Pod(tmp_path / "opt-buzz")
+    yield made
+    for seat in made.seats.values():
+        with contextlib.suppress(ProcessLookupError):
+            seat.kill()
+        seat.wait()
+
+
+def _wait_reaped(pod: Pod) -> bool:
+    for _ in range(50):  # the seats are this test's children: poll() reaps them
+        if pod.reaped():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_settle_waits_for_usage_then_stops_every_seat(pod: Pod) -> None:
+    pod.start("lead-1", log=f"{MARKER}\n")
+    pod.start("worker-1")
+    log = pod.root / "logs" / "worker-1.stdout.log"
+    writer = subprocess.Popen(["sh", "-c", f"sleep 0.6; echo '{MARKER}' >> {log}"])
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1", "worker-1"], MARKER, 10))
+    writer.wait()
+    assert done.stdout.decode().splitlines()[-1] == "left 0", done
+    waited = json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text())
+    assert 0.5 <= waited < 10  # it waited for the worker's usage, not for the bound
+    assert _wait_reaped(pod)
+
+
+def test_settle_gives_up_at_its_bound(pod: Pod) -> None:
+    pod.start("lead-1")  # never logs usage
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 0.5))
+    assert done.stdout.decode().splitlines()[-1] == "left 0"
+    assert 0.5 <= json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 5
+
+
+def test_a_seat_ignoring_term_is_killed(pod: Pod) -> None:
+    pod.start("lead-1", ignore_term=True, log=MARKER)
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 1))
+    assert done.stdout.decode().splitlines()[-1] == "left 0"
+    assert _wait_reaped(pod)
+    assert pod.seats["lead-1"].returncode == -signal.SIGKILL
+
+
+def test_collect_gets_the_logs_once_the_seats_are_stopped(pod: Pod) -> None:
+    pod.start("lead-1", log="turn 1\n")
+    done = pod.run(runtime_shell.STOP_THEN_TAR_LOGS)
+    assert done.returncode == 0 and done.stderr.decode().strip() == "left 0", done
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        names = {m.name.removeprefix("./") for m in archive if m.isfile()}
+    assert names == {"lead-1.stdout.log"}
+    assert _wait_reaped(pod)
+

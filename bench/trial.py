@@ -14,6 +14,10 @@ gives the agent's active time (task posted -> DONE: detected, from the operator'
 
 The baseline is a bare pod of the same task image, one container that sleeps: create -> Running
 (watched) -> the first `true` exec answers. Ratio = median operator-added / median bare pod.
+After the sweep, with the operator stopped, the pod the operator built for the first trial is
+created by hand as many times and timed the same way: its shape (the stack install and the
+forwarder sidecar start before the task container, each seen by the kubelet's next relist) is
+the part of operator-added no operator step can remove (docs/performance.md).
 
 Operator CPU per trial: utime+stime (and reaped children's) of the operator process from
 /proc/<pid>/stat, read when the sweep is created (the operator started and idle: its imports and
@@ -40,14 +44,18 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.dataset import builtin_dataset_path, load_dataset
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
+from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
+from buzz_operator.trial.runtime_setup import relay_service
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -65,12 +73,34 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
     """Seconds from create to the first answered exec, for a one-container pod of `image`."""
-    name = f"bare-{uuid.uuid4().hex[:6]}"
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"bare-{uuid.uuid4().hex[:6]}"},
             "spec": {"containers": [{"name": "task", "image": image, "imagePullPolicy": "Never",
                                      "command": ["sh", "-c", 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done']}],
                      "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 1,
                      "restartPolicy": "Never"}}
+    return await exec_ready_s(kube, namespace, body)
+
+
+async def trial_pod_alone(kube: Kube, namespace: str, trial: dict[str, Any], sweep: BuzzSweepSpec) -> float:
+    """Seconds from create to the first answered exec for the pod the operator builds for
+    `trial` (build_trial_pod over its own spec: stack install, forwarder sidecar, task), created
+    by hand with no operator running: what the pod's shape costs over the bare pod."""
+    service = relay_service(sweep)
+    listen, target = (None, None) if service is None else (
+        forwarder_listen_address(sweep.relay.url),
+        await objects.service_target(kube, namespace, service.name, service.port))
+    meta = trial["metadata"]
+    body = build_trial_pod(trial_name=meta["name"], trial_uid=meta["uid"], namespace=namespace, retry=0,
+                           spec=BuzzTrialSpec.model_validate(trial["spec"]), trial_labels=meta.get("labels") or {},
+                           relay_listen=listen, relay_target=target)
+    body["metadata"]["name"] = f"alone-{uuid.uuid4().hex[:6]}"
+    return await exec_ready_s(kube, namespace, body)
+
+
+async def exec_ready_s(kube: Kube, namespace: str, body: dict[str, Any]) -> float:
+    """Create `body`, watch it to Running, then exec `true` in its `task` container until it
+    answers; the seconds from create to that answer. The pod is deleted after."""
+    name = body["metadata"]["name"]
     stream = watch.Watch()
     began = time.perf_counter()
     await objects.create_pod(kube, namespace, body)
@@ -92,6 +122,18 @@ async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
     elapsed = time.perf_counter() - began
     await objects.delete_pod(kube, namespace, name, grace_seconds=0)
     return elapsed
+
+
+async def trial_pods_alone(kube: Kube, namespace: str, count: int) -> list[float]:
+    """trial_pod_alone `count` times for the run's first trial, one pod at a time."""
+    trials = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials")
+    if not trials["items"]:
+        return []
+    trial = trials["items"][0]
+    sweep = await kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps",
+                                                          trial["spec"]["sweepName"])
+    sweep_spec = BuzzSweepSpec.model_validate(sweep["spec"])
+    return [await trial_pod_alone(kube, namespace, trial, sweep_spec) for _ in range(count)]
 
 
 def stat_cpu_seconds(stat: str, ticks_per_s: int) -> float:
@@ -166,6 +208,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
     operator: subprocess.Popen[bytes] | None = None
     clock_task: asyncio.Task[None] | None = None
     bare: list[float] = []
+    alone: list[float] = []
     cpu: dict[str, float] = {}
     sweep_events = 0
     try:
@@ -208,13 +251,16 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             seen, statuses = dict(clock.seen), dict(clock.status)
             stop(operator)
             sweep_events = await operator_events_on(kube, namespace, "BuzzSweep")
+            # with the operator stopped, so nothing but the kubelet works on them
+            alone = await trial_pods_alone(kube, namespace, args.attempts)
+            print(f"trial pod alone create -> exec-ready: {', '.join(f'{a:.2f}' for a in alone)} s", flush=True)
     finally:
         if operator is not None:
             stop(operator)
         if clock_task is not None:
             clock_task.cancel()
         await kube.close()
-    return report(args, bare, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events)
+    return report(args, bare, alone, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events)
 
 
 async def operator_events_on(kube: Kube, namespace: str, kind: str) -> int:
@@ -255,7 +301,7 @@ def agent_active_s(bundles: Path, trial: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str, float]],
+def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen: dict[str, dict[str, float]],
            statuses: dict[str, dict[str, object]], cpu: dict[str, float], stats_path: Path, bundles: Path,
            sweep_events: int) -> int:
     ok = True
@@ -275,6 +321,10 @@ def report(args: argparse.Namespace, bare: list[float], seen: dict[str, dict[str
     added = [wall[name] - active[name] for name in active]
     base = statistics.median(bare)
     record(Figure("P1 bare pod create -> exec-ready (baseline)", "s", bare, INFO, decimals=2))
+    if alone:
+        record(Figure("P1 the trial's pod alone (no operator) create -> exec-ready", "s", alone, INFO, decimals=2,
+                      note=f"stack install, forwarder sidecar, task: {statistics.median(alone) - base:.2f} s of the "
+                           "operator-added time is the pod's shape"))
     record(Figure("P1 trial created -> Succeeded (wall)", "s", list(wall.values()), INFO, decimals=2))
     record(Figure("P1 agent active: task posted -> DONE: (stand-in oracle)", "s", list(active.values()) or [0.0],
                   INFO, decimals=2, note="not operator time; from the bundle's timing.json"))

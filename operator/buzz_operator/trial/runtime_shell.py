@@ -229,13 +229,19 @@ def settle_then_stop(seat_ids: list[str], marker: str, settle_s: float, poll_s: 
     )
 
 
+VERIFIER_EXIT = "@@verifier-exit "
+
+
 def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:
     """tests/test.sh with the verifier timeout and task.toml's `[verifier] env` (literal values
-    only: the loader refuses Harbor's host templates); its output kept where Harbor keeps it."""
+    only: the loader refuses Harbor's host templates); its output kept where Harbor keeps it.
+    Its exit status goes to stderr as `@@verifier-exit N`, and /logs/verifier follows on stdout
+    as a tar: grading reads the verifier's output in the exec that ran it, not in one more."""
     assigned = "".join(f"{shlex.quote(f'{key}={value}')} " for key, value in sorted((env or {}).items()))
     return (
         "mkdir -p /logs/verifier && "
         f"{'env ' + assigned if assigned else ''}timeout -k 5 {timeout_s} bash /tests/test.sh "
         ">/logs/verifier/test-stdout.txt "
-        "2>/logs/verifier/test-stderr.txt; echo \"exit $?\""
+        f'2>/logs/verifier/test-stderr.txt; echo "{VERIFIER_EXIT}$?" >&2\n'
+        "if [ -d /logs/verifier ]; then tar -c -f - -C /logs/verifier .; fi"
     )

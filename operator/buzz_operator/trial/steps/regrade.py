@@ -28,7 +28,7 @@ from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.trial.failures import StepFailure, classify_reason
 from buzz_operator.trial.podspec import build_grading_pod, grading_network, grading_pod_name
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, upload_files
+from buzz_operator.trial.runtime_io import upload_files
 from buzz_operator.trial.steps import verifier
 
 EVIDENCE_FILE = "buzz-evidence.json"
@@ -74,8 +74,7 @@ async def _grade_in_pod(ctx: TrialContext, status: BuzzTrialStatus, generation: 
             raise StepFailure(state.reason or "PodLost", state.message[:300])
         directory, name = REMOTE_EVIDENCE.rsplit("/", 1)
         await upload_files(ctx, pod, directory, {name: evidence})
-        graded = await verifier.run_tests(ctx, pod)
-        files = await download(ctx, pod, verifier.VERIFIER_DIR)
+        graded, files = await verifier.verify(ctx, pod)
     finally:
         await objects.delete_pod(ctx.kube, ctx.namespace, pod, grace_seconds=0)
     return status.model_copy(update={"reward": graded.reward, "rewards": dict(graded.rewards)}), files

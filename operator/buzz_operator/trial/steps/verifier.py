@@ -17,8 +17,8 @@ from buzz_operator.ledger import read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
 from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download, upload_then
-from buzz_operator.trial.runtime_shell import run_verifier
+from buzz_operator.trial.runtime_io import stream_broken, upload_then
+from buzz_operator.trial.runtime_shell import VERIFIER_EXIT, run_verifier
 from buzz_operator.trial.state import Graded
 
 TESTS_DIR = "/tests"
@@ -34,15 +34,26 @@ def _numeric(rewards: dict[str, object]) -> dict[str, float]:
 
 
 async def run_tests(ctx: TrialContext, pod: str) -> Graded:
+    return (await verify(ctx, pod))[0]
+
+
+async def verify(ctx: TrialContext, pod: str) -> tuple[Graded, dict[str, bytes]]:
+    """The verifier run; its reward, and its output (/logs/verifier) by path, read in the same
+    exec (runtime_shell.run_verifier)."""
     seconds = ctx.spec.deadlines.verifier_seconds
-    try:  # tests/ copied in and run in one exec
+    try:  # tests/ copied in, run, and the output read back in one exec
         ran = await upload_then(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir),
                                 run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
     except TimeoutError as exc:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
-    if ran.last_line() in ("exit 124", "exit 137"):
+    said = ran.stderr.decode("utf-8", "replace").splitlines()
+    exits = [line.removeprefix(VERIFIER_EXIT).strip() for line in said if line.startswith(VERIFIER_EXIT)]
+    if exits[-1:] in (["124"], ["137"]):
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s")
-    files = await download(ctx, pod, VERIFIER_DIR)
+    if not ran.ok:  # the verifier's own status is in `exits`; this is the tar of its output
+        error = tar.TarError(f"download of {VERIFIER_DIR} failed ({ran.exit_code}): {said[-3:]!r}")
+        raise await stream_broken(ctx, pod, error) from error
+    files = tar.unpack(ran.stdout) if ran.stdout else {}
     if verifier_output_broken(files.get("test-stdout.txt", b"").decode("utf-8", errors="replace")):
         raise StepFailure("VerifierBroken", "verifier output carries a health marker (docs/failures.md#verifier-health)")
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
@@ -54,7 +65,7 @@ async def run_tests(ctx: TrialContext, pod: str) -> Graded:
             raise StepFailure(reason, f"{type(exc).__name__}: {exc}"[:300]) from exc
     if "reward" not in rewards:
         raise StepFailure("RewardInvalid", "the verifier wrote no numeric `reward`")
-    return Graded(reward=rewards["reward"], rewards=rewards)
+    return Graded(reward=rewards["reward"], rewards=rewards), files
 
 
 def _tests_files(tests_dir: Path) -> dict[str, bytes | tuple[bytes, int]]:

@@ -33,9 +33,13 @@ RELAY_URL = "ws://localhost:3600"
 
 
 def hack(*args: str) -> str:
-    """Run hack/<script> with `args` (the project's own idempotent service scripts); its stdout."""
-    return subprocess.run(["bash", str(ROOT / "hack" / args[0]), *args[1:]], check=True, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL).stdout.strip()
+    """Run hack/<script> with `args` (the project's own idempotent service scripts); its stdout.
+    A failure names the script and ends with its stderr's tail, which says why."""
+    done = subprocess.run(["bash", str(ROOT / "hack" / args[0]), *args[1:]], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"hack/{' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")

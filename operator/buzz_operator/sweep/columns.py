@@ -1,0 +1,233 @@
+"""Rows of named tuples or dataclasses kept column by column, found by a text key
+(docs/design.md#settled-trials).
+
+The operator keeps a summary and a metrics record of every settled trial for as long as it runs.
+Kept as objects, each is a handful of small allocations (the instance, its name, its floats, a
+key tuple) made while a watch event's body is parsed: they outlive the body's transient objects
+and pin the allocator's arenas those came from, so the process grew by about 2.6 MB per 1,000
+trials with a flat live heap (bench/scale.py). Here a row is a few entries in `array`s and one
+bytearray of keys, which grow in large blocks the allocator can move and give back; a row comes
+back out as an object only when read, and is dropped after.
+
+Columns by kind:
+- the key (a trial's name): utf-8 in one bytearray, NUL-separated;
+- `floats` and `ints`: `array('d')` / `array('q')`, for values that differ from row to row
+  (costs, token counts);
+- every other field: a code into a table of the distinct values (a sweep's few tasks, states,
+  endpoint tuples, generations), so repeated values are stored once.
+A removed row is a tombstone until the dead outnumber the live; then the columns are rebuilt.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import fields, is_dataclass
+from itertools import compress, repeat
+from typing import Any, Generic, TypeVar
+
+Row = TypeVar("Row")
+EMPTY, DELETED = -1, -2  # slots of the key index
+MIN_SLOTS = 64
+COMPACT_AT = 1024  # rebuild once the dead rows outnumber both the live ones and this
+
+
+class Codes:
+    """Repeated values: each row holds the code of its value in `values`."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.codes = array("B")  # a byte a row, widened as the distinct values outgrow it
+
+    def append(self, value: Any) -> None:
+        key = (type(value), value)  # 1, 1.0 and True are equal keys, and must stay apart
+        code = self.index.get(key)
+        if code is None:
+            code = self.index[key] = len(self.values)
+            self.values.append(value)
+            if code == 1 << (8 * self.codes.itemsize):
+                self.codes = array("H" if self.codes.itemsize == 1 else "I", self.codes)
+        self.codes.append(code)
+
+    def __getitem__(self, row: int) -> Any:
+        return self.values[self.codes[row]]
+
+    def column(self) -> Iterable[Any]:
+        return map(self.values.__getitem__, self.codes)
+
+    def code(self, value: Any) -> int:
+        """The code of `value`, -1 when no row ever held it."""
+        return self.index.get((type(value), value), -1)
+
+
+class Numbers:
+    """A number that differs from row to row."""
+
+    def __init__(self, typecode: str) -> None:
+        self.codes = array(typecode)
+
+    def append(self, value: Any) -> None:
+        self.codes.append(value)
+
+    def __getitem__(self, row: int) -> Any:
+        return self.codes[row]
+
+    def column(self) -> Iterable[Any]:
+        return self.codes
+
+
+class Keys:
+    """The key of each row, utf-8 in one bytearray; a key holds no NUL (Kubernetes names)."""
+
+    def __init__(self) -> None:
+        self.blob = bytearray()
+        self.ends = array("q")
+
+    def append(self, value: str) -> None:
+        if "\0" in value:
+            raise ValueError(f"a key holds no NUL: {value!r}")
+        self.blob += value.encode()
+        self.ends.append(len(self.blob))
+        self.blob.append(0)
+
+    def __getitem__(self, row: int) -> str:
+        start = self.ends[row - 1] + 1 if row else 0
+        return self.blob[start:self.ends[row]].decode()
+
+    def column(self) -> Iterable[str]:
+        return self.blob[:-1].decode().split("\0") if self.blob else []
+
+
+class Table(Generic[Row]):
+    """Rows of one NamedTuple or frozen dataclass type, keyed by its text field `key`.
+
+    `floats` and `ints` name the fields held in a `Numbers` column (every row must hold a float,
+    or an int, there); every other field but the key is held in a `Codes` column.
+    """
+
+    def __init__(self, kind: type[Row], *, key: str = "name", floats: Iterable[str] = (),
+                 ints: Iterable[str] = ()) -> None:
+        self.kind = kind
+        self.key = key
+        self.tuple = not is_dataclass(kind)  # a NamedTuple is built straight from its values
+        self.names: tuple[str, ...] = (tuple(f.name for f in fields(kind)) if not self.tuple  # type: ignore[arg-type]
+                                       else kind._fields)  # type: ignore[attr-defined]
+        self.floats, self.ints = frozenset(floats), frozenset(ints)
+        unknown = (self.floats | self.ints | {key}) - set(self.names)
+        if unknown:
+            raise ValueError(f"{kind.__name__} has no field {', '.join(sorted(unknown))}")
+        self._reset(MIN_SLOTS)
+
+    def _reset(self, slots: int) -> None:
+        self.columns: dict[str, Codes | Numbers | Keys] = {
+            name: Keys() if name == self.key else Numbers("d") if name in self.floats
+            else Numbers("q") if name in self.ints else Codes()
+            for name in self.names
+        }
+        self.ordered = [self.columns[name] for name in self.names]  # the type's own field order
+        self.keys: Keys = self.columns[self.key]  # type: ignore[assignment]
+        self.hashes = array("q")
+        self.alive = bytearray()
+        self.live = 0
+        self.slots = array("q", [EMPTY]) * slots
+        self.used = 0  # slots not EMPTY: live rows and DELETED marks
+
+    def __len__(self) -> int:
+        return self.live
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._find(key)[0] >= 0
+
+    def get(self, key: str) -> Row | None:
+        row = self._find(key)[0]
+        return None if row < 0 else self._row(row)
+
+    def put(self, item: Row) -> None:
+        """Add `item`, or replace the row of the same key."""
+        key = getattr(item, self.key)
+        row, slot = self._find(key)
+        if row >= 0:  # replaced: the old row dies, the new one takes its slot
+            self.alive[row] = 0
+            self.live -= 1
+        elif self.slots[slot] == EMPTY:
+            self.used += 1
+        for name, column in zip(self.names, self.ordered, strict=True):
+            column.append(getattr(item, name))
+        self.hashes.append(hash(key))
+        self.alive.append(1)
+        self.live += 1
+        self.slots[slot] = len(self.alive) - 1
+        self._tidy()
+
+    def remove(self, key: str) -> bool:
+        row, slot = self._find(key)
+        if row < 0:
+            return False
+        self.alive[row] = 0
+        self.live -= 1
+        self.slots[slot] = DELETED
+        self._tidy()
+        return True
+
+    def __iter__(self) -> Iterator[Row]:
+        return self.rows()
+
+    def rows(self, **where: Any) -> Iterator[Row]:
+        """The live rows (those whose Codes fields equal `where`), built as they are read."""
+        values = self.tuples(**where)
+        if self.tuple:
+            return map(tuple.__new__, repeat(self.kind), values)  # type: ignore[arg-type]
+        return (self.kind(*value) for value in values)
+
+    def tuples(self, **where: Any) -> Iterator[tuple[Any, ...]]:
+        """The live rows as plain tuples in field order, no object built (metrics sum these)."""
+        selector: Iterable[int] = self.alive
+        for name, value in where.items():
+            column = self.columns[name]
+            if not isinstance(column, Codes):
+                raise ValueError(f"{name}: rows are selected by a coded field")
+            code = column.code(value)
+            selector = bytes(a and c == code for a, c in zip(selector, column.codes, strict=True))
+        return zip(*[compress(column.column(), selector) for column in self.ordered], strict=True)
+
+    def keys_alive(self) -> Iterator[str]:
+        return compress(self.keys.column(), self.alive)
+
+    def _row(self, row: int) -> Row:
+        values = [column[row] for column in self.ordered]
+        return tuple.__new__(self.kind, values) if self.tuple else self.kind(*values)  # type: ignore[return-value,type-var]
+
+    def _find(self, key: str) -> tuple[int, int]:
+        """(row or -1, the slot it is in, or else the first free slot on its probe path)."""
+        wanted = hash(key)
+        slots, mask = self.slots, len(self.slots) - 1
+        slot, free = wanted & mask, -1
+        while True:
+            row = slots[slot]
+            if row == EMPTY:
+                return -1, (slot if free < 0 else free)
+            if row == DELETED:
+                free = slot if free < 0 else free
+            elif self.hashes[row] == wanted and self.keys[row] == key:
+                return row, slot
+            slot = (slot + 1) & mask
+
+    def _tidy(self) -> None:
+        if len(self.alive) - self.live > max(self.live, COMPACT_AT):  # mostly dead: copy the live out
+            items = list(self.rows())
+            self._reset(MIN_SLOTS)
+            for item in items:
+                self.put(item)
+        elif self.used * 3 >= len(self.slots) * 2:  # the index two thirds full: rehashed, larger if need be
+            self._reindex(len(self.slots) * 2 if self.live * 3 >= len(self.slots) else len(self.slots))
+
+    def _reindex(self, size: int) -> None:
+        slots, mask = array("q", [EMPTY]) * size, size - 1
+        for row in compress(range(len(self.alive)), self.alive):
+            slot = self.hashes[row] & mask
+            while slots[slot] != EMPTY:
+                slot = (slot + 1) & mask
+            slots[slot] = row
+        self.slots, self.used = slots, self.live
+

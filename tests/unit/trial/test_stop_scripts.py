@@ -38,12 +38,14 @@ class Pod:
 
     def start(self, seat: str, *, ignore_term: bool = False, log: str = "") -> None:
         (self.root / "logs" / f"{seat}.stdout.log").write_text(log)
-        command = [str(self.bin / "seat"), "30"]
+        command = [str(self.bin / "seat"), "300"]
         handler = signal.SIG_IGN if ignore_term else signal.SIG_DFL
         self.seats[seat] = subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGTERM, handler))
         (self.root / "state" / f"{seat}.pid").write_text(str(self.seats[seat].pid))
 
-    def run(self, script: str, *, timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
+    # a net against a hung script, not a time limit: the TERM grace counts 20 polls, each a fork
+    # and a /proc scan, which on a loaded 2-core machine took over 30 s once
+    def run(self, script: str, *, timeout: float = 180) -> subprocess.CompletedProcess[bytes]:
         text = script.replace(REMOTE_ROOT, str(self.root))
         argv, data = wrap(text, env_prelude({"BUZZ_MATCH": str(self.bin)}), None)
         return subprocess.run(argv, input=data, capture_output=True, timeout=timeout, check=False)

@@ -195,16 +195,30 @@ def await_subscribed(seat_ids: list[str], marker: str, seconds: float, poll_s: f
     )
 
 
+# buzz-acp's pool::prompt lines that open and close a turn (docs/corridor.md#usage-settle): a
+# seat whose last such line opens one has a model request in flight, billed once it answers
+TURN_START = "turn starting for "
+TURN_ENDS = (
+    "turn complete for ", "turn cancelled for ", "turn hit max_", "turn refused for ",
+    "exited during prompt", "session_prompt error", "idle timeout (", "hard timeout (",
+    "exited during cancel_with_cleanup", "cancel_with_cleanup error",
+)
+
+
 def without_usage(seat_ids: list[str], marker: str) -> str:
-    """One line per seat still to settle: alive (not a zombie) and no `marker` in its logs yet —
-    the liveness and the log read of docs/corridor.md#usage-settle in one exec, not one each."""
-    lines = [f"MARKER={shlex.quote(marker)}"]
+    """One line per seat still to settle: alive (not a zombie), and either no `marker` in its
+    logs yet or a turn still open (its last turn line is TURN_START) — the liveness and the log
+    reads of docs/corridor.md#usage-settle in one exec, not one each."""
+    turns = " ".join(f"-e {shlex.quote(line)}" for line in (TURN_START, *TURN_ENDS))  # fixed strings: any grep
+    lines = [f"MARKER={shlex.quote(marker)}", f"OPEN={shlex.quote(TURN_START)}"]
     for seat in seat_ids:
         pid = pid_file(seat)
+        logs = f"{remote_stdout_log(seat)} {remote_stderr_log(seat)}"
         lines.append(
             f'p=$(cat {pid} 2>/dev/null); s=$(sed -n "s/^State:[[:space:]]*\\([A-Z]\\).*/\\1/p" /proc/$p/status 2>/dev/null); '
             f'if [ -n "$p" ] && [ -n "$s" ] && [ "$s" != Z ] && '
-            f'! cat {remote_stdout_log(seat)} {remote_stderr_log(seat)} 2>/dev/null | grep -qF "$MARKER"; '
+            f'{{ ! cat {logs} 2>/dev/null | grep -qF "$MARKER" || '
+            f'cat {logs} 2>/dev/null | grep -F {turns} | tail -n 1 | grep -qF "$OPEN"; }}; '
             f'then echo "{seat}"; fi'
         )
     return "\n".join(lines)

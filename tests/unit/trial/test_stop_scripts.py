@@ -85,6 +85,33 @@ def test_settle_waits_for_usage_then_stops_every_seat(pod: Pod) -> None:
     assert _wait_reaped(pod)
 
 
+def test_settle_waits_for_the_turn_in_flight_to_close(pod: Pod) -> None:
+    """Block's buzz-acp, as a real trial logged it: the turn's first model call logs its usage,
+    its tool posts DONE, and its closing model call is still in flight. Stopped then, the call
+    was billed (6,532 input tokens) and never logged; the settle waits for the turn to close."""
+    log = pod.root / "logs" / "lead-1.stdout.log"
+    pod.start("lead-1", log=(
+        "INFO pool::prompt: turn complete for channel a: end_turn\n"  # an earlier turn, closed
+        "INFO pool::prompt: turn starting for channel ed591d48\n"
+        f"DEBUG acp::usage: {MARKER} session_id=s input=Some(6260) output=Some(133) cached=0\n"
+        "INFO acp::tool: tool_call_update: call_send_0 → completed\n"))
+    writer = subprocess.Popen(["sh", "-c", f"sleep 0.6; echo '{MARKER} input=Some(6532)' >> {log}; "
+                                           f"echo 'INFO pool::prompt: turn complete for channel ed591d48: end_turn' >> {log}"])
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 10))
+    writer.wait()
+    assert done.stdout.decode().splitlines()[-1] == "left 0", done
+    assert 0.5 <= json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 10
+    assert log.read_text().count(MARKER) == 2  # the closing call's usage is in the log the receipts read
+
+
+def test_a_turn_that_ended_in_an_error_is_not_waited_for(pod: Pod) -> None:
+    pod.start("lead-1", log=(f"turn starting for channel a\n{MARKER}\n"
+                             "ERROR pool::prompt: session_prompt error: 500 from the endpoint\n"))
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 10))
+    assert done.stdout.decode().splitlines()[-1] == "left 0", done
+    assert json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 5
+
+
 def test_settle_gives_up_at_its_bound(pod: Pod) -> None:
     pod.start("lead-1")  # never logs usage
     done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 0.5))

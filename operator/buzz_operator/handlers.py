@@ -16,7 +16,7 @@ import logging
 import os
 import tempfile
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -118,7 +118,8 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.finalizer = FINALIZER
     # settled trials leave kopf's watch, and with it kopf's memory of them (docs/design.md#settled-trials)
     settings.watching.label_selectors[GROUP, TRIALS] = f"!{labels.SETTLED}"
-    memo.settled = SettledTrials(observe=metrics.SNAPSHOT.observe_trial)
+    memo.settled = SettledTrials(record=metrics.trial_record, records=metrics.record_table)
+    metrics.SNAPSHOT.settled = memo.settled
     settings.posting.level = logging.WARNING
     memo.inflight = InFlight()
     memo.kube = await kube_client.connect()
@@ -151,11 +152,11 @@ def trials_known(trial_summaries: kopf.Index[None, TrialSummary], memo: kopf.Mem
     return len(trial_summaries.get(None, [])) + (len(settled) if settled is not None else 0)
 
 
-def _known(watched: list[TrialSummary], settled: SettledTrials) -> list[TrialSummary]:
+def _known(watched: list[TrialSummary], settled: Iterable[TrialSummary]) -> list[TrialSummary]:
     """Every trial the operator knows: kopf's index and the settled ones. A trial being settled
     or unsettled for a regrade can be in both for a moment; kopf's entry is the newer."""
     names = {(t.namespace, t.name) for t in watched}
-    return watched + [t for t in settled.summaries() if (t.namespace, t.name) not in names]
+    return watched + [t for t in settled if (t.namespace, t.name) not in names]
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
@@ -168,9 +169,15 @@ async def reconcile_sweep(
     try:
         # a restarted operator sees every settled trial before it plans (nothing created twice)
         await memo.settled.ready(memo.kube, body.metadata.namespace)
-        known = _known(list(trial_summaries.get(None, [])), memo.settled)
-        metrics.SNAPSHOT.retain_trials((t.namespace, t.name) for t in known)
+        watched = list(trial_summaries.get(None, []))
+        # the settled trials of other sweeps hold no slot, so admission needs only this sweep's;
+        # they are rebuilt from columns for this reconcile and dropped after it
+        known = _known(watched, memo.settled.summaries(body.metadata.namespace, body.metadata.name))
+        watched_keys = [(t.namespace, t.name) for t in watched]
+        metrics.SNAPSHOT.retain_trials(watched_keys)
+        logs.retain_trials(watched_keys)
         patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
+        del known
         patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.get("generation"))
         if patch:
             await _patch_status(memo, body, SWEEPS, patch)
@@ -205,9 +212,8 @@ async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> 
     if recovered := escapes.recovered_patch(status.to_api(), _now(), generation=body.metadata.get("generation")):
         await _patch_status(memo, body, TRIALS, recovered)
     meta = _plain(body)["metadata"]
-    memo.settled.add(summarize_trial({"metadata": {**meta, "labels": {**(meta.get("labels") or {}),
-                                                                      labels.SETTLED: "true"}},
-                                      "spec": dict(body.spec), "status": status.to_api()}))
+    memo.settled.add({"metadata": {**meta, "labels": {**(meta.get("labels") or {}), labels.SETTLED: "true"}},
+                      "spec": dict(body.spec), "status": status.to_api()})
     try:
         await resources.relabel(memo.kube, TRIALS, body.metadata.namespace, body.metadata.name,
                                 labels={labels.SETTLED: "true"}, drop_finalizer=FINALIZER)

@@ -8,6 +8,7 @@ from the object reference or from a context variable the trial daemon sets for i
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from contextvars import ContextVar
 
 import kopf
@@ -19,6 +20,14 @@ _SWEEP_OF: dict[tuple[str, str], str] = {}  # (namespace, trial) -> sweep, fed b
 
 def remember_trial(namespace: str, trial: str, sweep: str) -> None:
     _SWEEP_OF[(namespace, trial)] = sweep
+
+
+def retain_trials(keys: Iterable[tuple[str, str]]) -> None:
+    """Forget the trials kopf no longer watches (settled or deleted): kopf logs nothing more of
+    them, and an entry a trial kept for good grew the operator by one per trial ever run."""
+    alive = set(keys)
+    for key in [k for k in _SWEEP_OF if k not in alive]:
+        del _SWEEP_OF[key]
 
 
 class IdsFilter(logging.Filter):

@@ -12,9 +12,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import pairwise
-from typing import Any
+from operator import attrgetter
+from typing import Any, Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -27,6 +28,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
+from buzz_operator.sweep.columns import Table
 from buzz_operator.sweep.summary import trial_state
 from buzz_operator.trial.state import CORRIDOR
 
@@ -85,7 +87,7 @@ def condition_label(condition_hash: str | None) -> str:
     return (condition_hash or "unknown")[:12]
 
 
-@dataclass(frozen=True, slots=True)  # one per known trial: slotted, its words interned
+@dataclass(frozen=True, slots=True)  # one per watched trial: slotted, its words interned
 class TrialRecord:
     namespace: str
     name: str
@@ -124,6 +126,20 @@ def trial_record(body: Mapping[str, Any]) -> TrialRecord:
     )
 
 
+_RECORD_VALUES = attrgetter(*(f.name for f in fields(TrialRecord)))
+
+
+def record_table() -> Table[TrialRecord]:
+    """Where the settled trials' records are kept (sweep/runtime_settled.py): columns, not objects."""
+    return Table(TrialRecord, floats=("cost_floor", "cost_ceiling"), ints=("tokens_in", "tokens_out"))
+
+
+class Settled(Protocol):
+    """The settled trials' records, as sweep/runtime_settled.SettledTrials keeps them."""
+
+    def records(self) -> Iterable[tuple[Any, ...]]: ...  # in TrialRecord's field order
+
+
 @dataclass
 class SweepRecord:
     status: dict[str, Any]
@@ -134,15 +150,17 @@ class SweepRecord:
 class Snapshot(Collector):
     """Gauges over the last-seen trials and sweep statuses."""
 
-    trials: dict[tuple[str, str], TrialRecord] = field(default_factory=dict)
+    trials: dict[tuple[str, str], TrialRecord] = field(default_factory=dict)  # the watched ones
     sweeps: dict[tuple[str, str], SweepRecord] = field(default_factory=dict)
+    settled: Settled | None = None  # the settled ones, kept in columns elsewhere
 
     def observe_trial(self, body: Mapping[str, Any]) -> None:
         record = trial_record(body)
         self.trials[(record.namespace, record.name)] = record
 
     def retain_trials(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Drop trials no longer in the operator's index (deleted)."""
+        """Keep the records of the trials kopf watches (`keys`): one that left its index was
+        deleted, or is settled, and then `settled` holds its record."""
         alive = set(keys)
         for key in [k for k in self.trials if k not in alive]:
             del self.trials[key]
@@ -188,22 +206,36 @@ class Snapshot(Collector):
         cost_sums: dict[tuple[str, ...], float] = {}
         finding_sums: dict[tuple[str, ...], float] = {}
         leaky_counts: dict[tuple[str, ...], float] = {}
-        for t in list(self.trials.values()):
-            _add(counts, (t.namespace, t.sweep, t.state, t.outcome), 1)
-            if t.secret_findings:
-                where = (t.namespace, t.sweep, str(t.quarantined).lower())
-                _add(finding_sums, where, t.secret_findings)
+        for (namespace, _, sweep, condition, endpoint, state, outcome, tokens_in, tokens_out, cost_floor,
+             cost_ceiling, secret_findings, quarantined) in self._records():
+            _add(counts, (namespace, sweep, state, outcome), 1)
+            if secret_findings:
+                where = (namespace, sweep, str(quarantined).lower())
+                _add(finding_sums, where, secret_findings)
                 _add(leaky_counts, where, 1)
-            base = (t.namespace, t.sweep, t.condition, t.endpoint)
-            _add(token_sums, (*base, "input"), t.tokens_in)
-            _add(token_sums, (*base, "output"), t.tokens_out)
-            _add(cost_sums, (*base, "floor"), t.cost_floor)
-            _add(cost_sums, (*base, "ceiling"), t.cost_ceiling)
+            base = (namespace, sweep, condition, endpoint)
+            _add(token_sums, (*base, "input"), tokens_in)
+            _add(token_sums, (*base, "output"), tokens_out)
+            _add(cost_sums, (*base, "floor"), cost_floor)
+            _add(cost_sums, (*base, "ceiling"), cost_ceiling)
         for family, sums in ((trials, counts), (tokens, token_sums), (cost, cost_sums), (secrets, finding_sums),
                              (leaky, leaky_counts)):
             for labels, value in sorted(sums.items()):
                 family.add_metric(list(labels), value)
             yield family
+
+    def _records(self) -> Iterator[tuple[Any, ...]]:
+        """Every record once, as a tuple in TrialRecord's field order (a settled trial's is never
+        built as an object): one settled since the last reconcile is in both, the watched first."""
+        watched = list(self.trials.values())
+        yield from map(_RECORD_VALUES, watched)
+        if self.settled is not None:
+            seen: dict[str, set[str]] = {}
+            for t in watched:
+                seen.setdefault(t.namespace, set()).add(t.name)
+            for values in self.settled.records():
+                if values[1] not in seen.get(values[0], ()):
+                    yield values
 
     def _sweep_families(self, now: float) -> Iterator[GaugeMetricFamily]:
         states = GaugeMetricFamily(

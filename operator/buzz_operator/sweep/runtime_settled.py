@@ -7,7 +7,8 @@ tells kopf the trial is gone and kopf forgets everything it held for it (its mem
 its daemon, its index entry): about 0.9 KB a trial, most of what a 100,000-trial sweep cost the
 operator (bench/scale.py). What the sweep still needs of a settled trial — its TrialSummary, for
 the planner, the rollup, summary.json, rerun and regrade — is kept here, from a watch of its own
-that selects only settled trials: one slotted summary a trial, and the metrics record.
+that selects only settled trials: each one's summary and metrics record, kept in columns
+(sweep/columns.py) rather than as objects, which pinned the allocator's arenas as they piled up.
 
 One watch per namespace, started by the first reconcile of a sweep there, which waits until its
 first listing (read a page at a time) is complete: a restarted operator sees every settled trial
@@ -33,6 +34,7 @@ from buzz_operator.api.common import GROUP, TRIALS, VERSION
 from buzz_operator.api.labels import SETTLED
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
+from buzz_operator.sweep.columns import Table
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
 
 log = logging.getLogger(__name__)
@@ -41,19 +43,25 @@ WATCH_S = 300  # the server ends each watch after this; it is resumed from the l
 RETRY_S = (1.0, 30.0)  # backoff after a failed list or watch: first, most
 LIST_WAIT_S = 120.0  # how long a reconcile waits for a namespace's first listing before it fails
 
-Observe = Callable[[Mapping[str, Any]], None]  # what else hears of each settled trial's body (metrics)
+Record = Callable[[Mapping[str, Any]], Any]  # a settled trial's metrics record, from its body
 
 
-def _ignore(_: Mapping[str, Any]) -> None:
+def _no_record(_: Mapping[str, Any]) -> None:
     return None
 
 
-class Namespace:
-    """The settled trials of one namespace, and the task that keeps them."""
+def summary_table() -> Table[TrialSummary]:
+    return Table(TrialSummary, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
 
-    def __init__(self, observe: Observe = _ignore) -> None:
-        self.observe = observe
-        self.trials: dict[str, TrialSummary] = {}
+
+class Namespace:
+    """The settled trials of one namespace, and the task that keeps them: each trial's summary and
+    metrics record, kept in columns (sweep/columns.py), so a settled trial holds no object."""
+
+    def __init__(self, record: Record = _no_record, records: Callable[[], Table[Any]] | None = None) -> None:
+        self.record = record
+        self.trials = summary_table()
+        self.records: Table[Any] | None = records() if records is not None else None
         self.listed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.added: dict[str, float] = {}  # name -> when `add` put it here (kept across a relist)
@@ -63,52 +71,80 @@ class Namespace:
         name = str((body.get("metadata") or {}).get("name", ""))
         self.added.pop(name, None)  # the watch has seen it: no relisting needs to remember it
         if kind == "DELETED":
-            self.trials.pop(name, None)
+            self.drop(name)
         elif kind in ("ADDED", "MODIFIED"):
-            self.trials[name] = summarize_trial(body)
-            self.observe(body)
+            self.keep(body)
 
-    def relisted(self, listed: dict[str, TrialSummary], began: float) -> None:
-        """A fresh listing (begun at monotonic `began`) replaces what was kept, except the trials
-        settled here while it ran: the list may predate their label, their ADDED follows it."""
-        late = {name: self.trials[name] for name, at in self.added.items() if at >= began and name in self.trials}
-        self.trials = {**listed, **late}
+    def keep(self, body: Mapping[str, Any]) -> None:
+        self.trials.put(summarize_trial(body))
+        if self.records is not None:
+            self.records.put(self.record(body))
+
+    def drop(self, name: str) -> None:
+        self.trials.remove(name)
+        if self.records is not None:
+            self.records.remove(name)
+
+    def relisted(self, listed: Namespace, began: float) -> None:
+        """A fresh listing (begun at monotonic `began`, kept in `listed`) replaces what was kept,
+        except the trials settled here while it ran: the list may predate their label, their ADDED
+        follows it."""
+        for name, at in self.added.items():
+            if at >= began and (late := self.trials.get(name)) is not None:
+                listed.trials.put(late)
+                if self.records is not None and listed.records is not None and (record := self.records.get(name)):
+                    listed.records.put(record)
+        self.trials, self.records = listed.trials, listed.records
         self.added = {name: at for name, at in self.added.items() if at >= began}
 
 
 class SettledTrials:
-    def __init__(self, observe: Observe = _ignore) -> None:
-        """`observe` hears every settled trial's body as it is listed or watched: the operator's
-        metrics keep a record of each trial they report (observability/metrics.py)."""
-        self.observe = observe
+    def __init__(self, record: Record = _no_record, records: Callable[[], Table[Any]] | None = None) -> None:
+        """`record` makes a settled trial's metrics record from its body, kept in a table from
+        `records` (observability/metrics.py sums them at a scrape); none kept without them."""
+        self.record = record
+        self.new_records = records
         self.namespaces: dict[str, Namespace] = {}
+
+    def _namespace(self) -> Namespace:
+        return Namespace(self.record, self.new_records)
 
     async def ready(self, kube: Kube, namespace: str, *, within_s: float = LIST_WAIT_S) -> None:
         """Start following `namespace` if nothing does yet, and wait for its first listing."""
         kept = self.namespaces.get(namespace)
         if kept is None or kept.task is None or kept.task.done():
-            kept = kept or Namespace(self.observe)
+            kept = kept or self._namespace()
             self.namespaces[namespace] = kept
             kept.task = asyncio.create_task(self._follow(kube, namespace, kept), name=f"settled trials of {namespace}")
         async with asyncio.timeout(within_s):
             await kept.listed.wait()
 
-    def add(self, summary: TrialSummary) -> None:
-        """A trial this operator is settling, kept before its label is written, so no reconcile
-        finds it in neither kopf's index nor here."""
-        kept = self.namespaces.setdefault(summary.namespace, Namespace(self.observe))
-        kept.trials[summary.name] = summary
-        kept.added[summary.name] = time.monotonic()
+    def add(self, body: Mapping[str, Any]) -> None:
+        """A trial this operator is settling (its body as it is labelled), kept before its label is
+        written, so no reconcile finds it in neither kopf's index nor here."""
+        name = str(body["metadata"]["name"])
+        kept = self.namespaces.setdefault(str(body["metadata"]["namespace"]), self._namespace())
+        kept.keep(body)
+        kept.added[name] = time.monotonic()
 
     def discard(self, namespace: str, name: str) -> None:
         """A trial `add` kept whose label was not written after all: kopf still has it."""
         if (kept := self.namespaces.get(namespace)) is not None:
-            kept.trials.pop(name, None)
+            kept.drop(name)
             kept.added.pop(name, None)
 
-    def summaries(self) -> Iterator[TrialSummary]:
-        for kept in self.namespaces.values():
-            yield from kept.trials.values()
+    def summaries(self, namespace: str | None = None, sweep: str | None = None) -> Iterator[TrialSummary]:
+        """The settled trials' summaries (of one namespace, of one sweep there), each built as it
+        is read: hold them no longer than a reconcile."""
+        for name, kept in list(self.namespaces.items()):
+            if namespace is None or name == namespace:
+                yield from (kept.trials.rows() if sweep is None else kept.trials.rows(sweep=sweep))
+
+    def records(self) -> Iterator[tuple[Any, ...]]:
+        """Every settled trial's metrics record as a tuple in the record's field order."""
+        for kept in list(self.namespaces.values()):
+            if kept.records is not None:
+                yield from kept.records.tuples()
 
     def __len__(self) -> int:
         return sum(len(kept.trials) for kept in self.namespaces.values())
@@ -137,13 +173,12 @@ class SettledTrials:
 
     async def _list(self, kube: Kube, namespace: str, kept: Namespace) -> str:
         began = time.monotonic()
-        listed: dict[str, TrialSummary] = {}
+        listed = self._namespace()
         version = ""
         async for items, page_version in resources.pages(kube, TRIALS, namespace, selector=SELECTOR):
             version = page_version
             for body in items:
-                listed[body["metadata"]["name"]] = summarize_trial(body)
-                self.observe(body)
+                listed.keep(body)
         kept.relisted(listed, began)
         kept.listed.set()
         return version

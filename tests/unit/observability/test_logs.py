@@ -34,6 +34,16 @@ def test_kopf_object_lines_name_the_trial_and_its_sweep() -> None:
     assert line["object"]["kind"] == "BuzzTrial"  # type: ignore[index]
 
 
+def test_a_trial_kopf_no_longer_watches_is_forgotten() -> None:
+    """Settled or deleted: kopf logs nothing more of it, and the entry would stay for good."""
+    logs.remember_trial("ns", "s1-kept", "s1")
+    logs.remember_trial("ns", "s1-settled", "s1")
+    logs.retain_trials([("ns", "s1-kept")])
+    ref = {"kind": "BuzzTrial", "namespace": "ns"}
+    assert render(record("x", k8s_ref={**ref, "name": "s1-kept"}))["sweep"] == "s1"
+    assert "sweep" not in render(record("x", k8s_ref={**ref, "name": "s1-settled"}))
+
+
 def test_sweep_lines_name_the_sweep() -> None:
     line = render(record("tick", k8s_ref={"kind": "BuzzSweep", "name": "s2", "namespace": "ns"}))
     assert line["sweep"] == "s2" and "trial" not in line

@@ -7,6 +7,7 @@ from typing import Any
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability import metrics
 from buzz_operator.observability.metrics import REGISTRY, Snapshot
+from buzz_operator.sweep.runtime_settled import SettledTrials
 from prometheus_client import generate_latest
 
 from tests.unit.observability.conftest import at, trial_body
@@ -73,6 +74,29 @@ def test_a_trial_seen_again_replaces_itself_and_a_deleted_one_goes() -> None:
     assert sum(samples(snap, "buzz_trials").values()) == 2
     snap.retain_trials([("ns", "t1")])
     assert list(samples(snap, "buzz_trials").values()) == [1]
+
+
+def test_settled_trials_count_from_their_columns_once_each() -> None:
+    """A settled trial's record lives in the settled trials' columns; one settled since the last
+    reconcile is still among the watched records too, and counts once; the same gauges either way."""
+    settled = SettledTrials(metrics.trial_record, metrics.record_table)
+    snap = Snapshot(settled=settled)
+    done = {"phase": "Succeeded", "outcome": "ok", "tokens": {"input": 100, "output": 7},
+            "costUSD": {"floor": 0.5, "ceiling": 0.75}, "secretFindings": {"count": 2, "quarantined": True}}
+    watched_only = Snapshot()
+    for name in ("t1", "t2"):
+        watched_only.observe_trial(trial_body(name, status(**done)))
+    snap.observe_trial(trial_body("t1", status(**done)))  # settled a moment ago: still watched
+    for name in ("t1", "t2"):
+        settled.add(trial_body(name, status(**done)))
+    for name in ("buzz_trials", "buzz_trial_tokens", "buzz_trial_cost_usd", "buzz_trial_secret_findings",
+                 "buzz_trials_with_secret_findings"):
+        assert samples(snap, name) == samples(watched_only, name), name
+    assert sum(samples(snap, "buzz_trials").values()) == 2
+    snap.retain_trials([])  # the next reconcile: kopf watches neither any more
+    assert samples(snap, "buzz_trial_tokens") == samples(watched_only, "buzz_trial_tokens")
+    settled.discard("ns", "t2")
+    assert sum(samples(snap, "buzz_trials").values()) == 1
 
 
 def test_sweep_gauges_show_the_status_and_stale_sweeps_leave() -> None:

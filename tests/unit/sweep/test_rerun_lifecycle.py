@@ -45,10 +45,9 @@ def test_condition_drift_is_named() -> None:
 
 
 def test_a_trial_created_under_the_rerun_generation_is_not_rerun_again() -> None:
-    from dataclasses import replace
 
-    rerun_already = replace(TRIALS[1], created_generation=3)
-    older = replace(TRIALS[2], created_generation=2)
+    rerun_already = TRIALS[1]._replace(created_generation=3)
+    older = TRIALS[2]._replace(created_generation=2)
     chosen = select_reruns([rerun_already, older, TRIALS[0]], ["timeout", "broken", "launch"], generation=3)
     assert [t.name for t in chosen] == ["b", "c"]
     assert [t.name for t in select_reruns([rerun_already], ["timeout"], generation=4)] == ["a"]
@@ -65,15 +64,14 @@ def test_created_generation_is_read_from_the_trial_annotation() -> None:
 
 
 def test_regrade_selects_scored_finished_trials_once_per_generation() -> None:
-    from dataclasses import replace
 
     from buzz_operator.sweep.rerun import select_regrades
 
-    done = replace(TRIALS[4], scored=True)
-    asked = replace(done, name="f", regrade_requested=5)
-    asked_before = replace(done, name="g", regrade_requested=4)
-    new = replace(done, name="h", created_generation=5)
+    done = TRIALS[4]._replace(scored=True)
+    asked = done._replace(name="f", regrade_requested=5)
+    asked_before = done._replace(name="g", regrade_requested=4)
+    new = done._replace(name="h", created_generation=5)
     broken = TRIALS[2]  # not scored
-    running = replace(TRIALS[3], scored=True)
+    running = TRIALS[3]._replace(scored=True)
     chosen = select_regrades([done, asked, asked_before, new, broken, running], 5)
     assert [t.name for t in chosen] == ["e", "g"]

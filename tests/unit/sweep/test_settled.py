@@ -10,6 +10,7 @@ from typing import Any
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.handlers import _known
+from buzz_operator.observability import metrics
 from buzz_operator.sweep.runtime_settled import Namespace, SettledTrials
 from buzz_operator.sweep.summary import TrialState, TrialSummary
 from buzz_operator.trial.runtime import regrade_wanted
@@ -28,55 +29,86 @@ def summary(name: str, state: TrialState = TrialState.SUCCEEDED, namespace: str 
     return TrialSummary(name=name, sweep="s", task="t", attempt=1, state=state, namespace=namespace)
 
 
+def labelled(name: str, namespace: str = "ns") -> dict[str, Any]:
+    """A trial's body as `_settle` hands it over: labelled settled."""
+    whole = body(name)
+    return {**whole, "metadata": {**whole["metadata"], "namespace": namespace,
+                                  "labels": {"bench.buzz.dev/settled": "true"}}}
+
+
+def names(kept: Namespace) -> set[str]:
+    return {t.name for t in kept.trials}
+
+
 def test_events_add_replace_and_drop_summaries() -> None:
     kept = Namespace()
     kept.apply("ADDED", body("a"))
     kept.apply("ADDED", body("b"))
     kept.apply("MODIFIED", body("a", reward=0.5))
-    assert kept.trials["a"].reward == 0.5 and kept.trials["a"].state is TrialState.SUCCEEDED
+    a = kept.trials.get("a")
+    assert a is not None and a.reward == 0.5 and a.state is TrialState.SUCCEEDED
     kept.apply("DELETED", body("b"))
-    assert set(kept.trials) == {"a"}
+    assert names(kept) == {"a"}
     kept.apply("DELETED", body("never-seen"))  # a delete of what was never kept is nothing
-    assert set(kept.trials) == {"a"}
+    assert names(kept) == {"a"} and len(kept.trials) == 1
+
+
+def test_a_settled_trials_metrics_record_is_kept_and_dropped_with_its_summary() -> None:
+    kept = Namespace(metrics.trial_record, metrics.record_table)
+    kept.apply("ADDED", body("a"))
+    kept.apply("ADDED", body("b"))
+    assert kept.records is not None and {r.name for r in kept.records} == {"a", "b"}
+    kept.apply("DELETED", body("a"))
+    assert {r.name for r in kept.records} == {"b"}
+    assert kept.records.get("b") == metrics.trial_record(body("b"))
 
 
 def test_a_relisting_replaces_all_but_the_trials_settled_while_it_ran() -> None:
-    settled = SettledTrials()
-    settled.add(summary("early"))
+    settled = SettledTrials(metrics.trial_record, metrics.record_table)
+    settled.add(labelled("early"))
     began = time.monotonic()
-    settled.add(summary("late"))  # labelled after the listing's snapshot: its ADDED comes later
+    settled.add(labelled("late"))  # labelled after the listing's snapshot: its ADDED comes later
     kept = settled.namespaces["ns"]
-    kept.trials["stale"] = summary("stale")  # deleted while no watch ran: the listing drops it
-    kept.relisted({"listed": summary("listed")}, began)
-    assert set(kept.trials) == {"listed", "late"}
+    kept.keep(body("stale"))  # deleted while no watch ran: the listing drops it
+    listing = settled._namespace()
+    listing.keep(body("listed"))
+    kept.relisted(listing, began)
+    assert names(kept) == {"listed", "late"}
+    assert {values[1] for values in settled.records()} == {"listed", "late"}  # the records follow
     # once listed after it, a trial settled here is no longer held against the next relisting
-    kept.relisted({"listed": summary("listed"), "late": summary("late")}, time.monotonic())
-    assert set(kept.trials) == {"listed", "late"} and not kept.added
+    listing = settled._namespace()
+    listing.keep(body("listed"))
+    listing.keep(body("late"))
+    kept.relisted(listing, time.monotonic())
+    assert names(kept) == {"listed", "late"} and not kept.added
 
 
 def test_a_trial_is_remembered_as_settled_here_only_until_the_watch_sees_it() -> None:
     settled = SettledTrials()
-    settled.add(summary("a"))
-    settled.add(summary("b"))
+    settled.add(labelled("a"))
+    settled.add(labelled("b"))
     kept = settled.namespaces["ns"]
     kept.apply("ADDED", body("a"))  # otherwise every settled trial would keep an entry for good
-    assert set(kept.added) == {"b"} and set(kept.trials) == {"a", "b"}
+    assert set(kept.added) == {"b"} and names(kept) == {"a", "b"}
     settled.discard("ns", "b")  # its label was not written after all
-    assert set(kept.trials) == {"a"} and not kept.added
+    assert names(kept) == {"a"} and not kept.added
     settled.discard("elsewhere", "x")  # a namespace never followed: nothing to drop
 
 
 def test_the_reconcile_knows_both_and_prefers_kopfs_entry() -> None:
     settled = SettledTrials()
-    settled.add(summary("done"))
-    settled.add(summary("regrading"))
-    settled.add(summary("elsewhere", namespace="other"))
+    settled.add(labelled("done"))
+    settled.add(labelled("regrading"))
+    settled.add(labelled("elsewhere", namespace="other"))
     watched = [summary("running", TrialState.RUNNING), summary("regrading", TrialState.FAILED)]
-    known = _known(watched, settled)
+    known = _known(watched, settled.summaries())
     assert sorted((t.namespace, t.name) for t in known) == [
         ("ns", "done"), ("ns", "regrading"), ("ns", "running"), ("other", "elsewhere")]
     assert next(t for t in known if t.name == "regrading").state is TrialState.FAILED
     assert len(settled) == 3
+    # a reconcile asks for its own sweep's settled trials only: the others hold no slot
+    assert sorted(t.name for t in settled.summaries("ns", "s")) == ["done", "regrading"]
+    assert list(settled.summaries("ns", "another-sweep")) == []
 
 
 def test_a_trial_settles_unless_a_regrade_is_still_to_run() -> None:

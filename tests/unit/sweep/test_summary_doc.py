@@ -30,16 +30,15 @@ def test_document_carries_counts_costs_and_every_trial_in_name_order() -> None:
 
 
 def test_the_results_digest_moves_only_with_finished_results() -> None:
-    from dataclasses import replace
 
     running = _trial("a-0", TrialState.RUNNING)
     done = _trial("b-0", TrialState.SUCCEEDED, 1.0)
     assert results_digest([running]) is None
     first = results_digest([running, done])
-    assert first is not None and results_digest([replace(running, state=TrialState.PENDING), done]) == first
-    assert results_digest([running, replace(done, reward=0.5)]) != first  # regraded
+    assert first is not None and results_digest([running._replace(state=TrialState.PENDING), done]) == first
+    assert results_digest([running, done._replace(reward=0.5)]) != first  # regraded
     assert results_digest([running, done, _trial("c-0", TrialState.FAILED)]) != first  # one more finished
-    assert results_digest([running, replace(done, stack_digest="b" * 64)]) != first  # its stack became known
+    assert results_digest([running, done._replace(stack_digest="b" * 64)]) != first  # its stack became known
 
 
 def _rows(trials: list[TrialSummary], attempts: int = 2) -> list[dict]:

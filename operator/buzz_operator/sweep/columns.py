@@ -191,9 +191,6 @@ class Table(Generic[Row]):
             selector = bytes(a and c == code for a, c in zip(selector, column.codes, strict=True))
         return zip(*[compress(column.column(), selector) for column in self.ordered], strict=True)
 
-    def keys_alive(self) -> Iterator[str]:
-        return compress(self.keys.column(), self.alive)
-
     def _row(self, row: int) -> Row:
         values = [column[row] for column in self.ordered]
         return tuple.__new__(self.kind, values) if self.tuple else self.kind(*values)  # type: ignore[return-value,type-var]

@@ -56,7 +56,6 @@ def test_a_table_is_a_dict_of_rows_by_key(ops: list[tuple[str, object]]) -> None
                 assert table.remove(arg) == (model.pop(arg, None) is not None)
         assert len(table) == len(model)
         assert sorted(table) == sorted(model.values())
-        assert sorted(table.keys_alive()) == sorted(model)
         for name in {n for _, n in ((op, getattr(a, "name", a)) for op, a in ops)}:
             assert table.get(name) == model.get(name) and (name in table) == (name in model)
         for task in ("a", "b", "z"):

@@ -2,12 +2,11 @@
 (docs/design.md#settled-trials).
 
 The operator keeps a summary and a metrics record of every settled trial for as long as it runs.
-Kept as objects, each is a handful of small allocations (the instance, its name, its floats, a
-key tuple) made while a watch event's body is parsed: they outlive the body's transient objects
-and pin the allocator's arenas those came from, so the process grew by about 2.6 MB per 1,000
-trials with a flat live heap (bench/scale.py). Here a row is a few entries in `array`s and one
-bytearray of keys, which grow in large blocks the allocator can move and give back; a row comes
-back out as an object only when read, and is dropped after.
+Kept as objects, each was a handful of small allocations (the instance, its name, its floats, a
+key tuple): about 0.3 KB of live heap a trial (bench/scale.py's heap attribution). Here a row is
+a few entries in `array`s and one bytearray of keys, about 0.2 KB for both, grown in large
+blocks; a row comes back out as an object only when read, and is dropped after. (That the
+process's RSS grows with trials is not explained by this keep: docs/performance.md#memory.)
 
 Columns by kind:
 - the key (a trial's name): utf-8 in one bytearray, NUL-separated;

@@ -8,7 +8,7 @@ its daemon, its index entry): about 0.9 KB a trial, most of what a 100,000-trial
 operator (bench/scale.py). What the sweep still needs of a settled trial — its TrialSummary, for
 the planner, the rollup, summary.json, rerun and regrade — is kept here, from a watch of its own
 that selects only settled trials: each one's summary and metrics record, kept in columns
-(sweep/columns.py) rather than as objects, which pinned the allocator's arenas as they piled up.
+(sweep/columns.py) rather than as objects, so the live heap does not grow with them.
 
 One watch per namespace, started by the first reconcile of a sweep there, which waits until its
 first listing (read a page at a time) is complete: a restarted operator sees every settled trial

@@ -12,9 +12,18 @@ probe in the operator's event loop.
 Around the handlers it only observes: every API request (both kopf and kubernetes_asyncio go
 through aiohttp, so a trace config added to every session sees each one), the process RSS
 once a second, and the wall time of each reconcile, appended as JSON lines to the stats file.
+Every MEMORY_EVERY_S it also writes where the RSS lies (a "memory" record: the process's
+anonymous and file-backed RSS, pymalloc's arenas and the bytes live in them from
+`sys._debugmallocstats`, glibc's heap from `mallinfo2`), so a growth of RSS can be told apart:
+objects kept, pymalloc arenas pinned by a few live blocks, or glibc's free space.
 On SIGUSR1 it also writes the live heap by type (a "heap" record: object count and shallow
 bytes of each type, from the garbage collector's list), so a benchmark can diff two moments and
-say which objects the growth is made of.
+say which objects the growth is made of. With BUZZ_BENCH_TRACEMALLOC=N (frames kept per
+allocation) it traces every allocation Python makes from the start, and each SIGUSR1 after the
+first also writes a "tracemalloc" record: the allocation sites whose live bytes grew most since
+the first, untracked objects (bytearray, array, dict keys) and C extensions' PyMem memory
+included. Tracing costs CPU and memory of its own: the RSS figures of such a run are not the
+figures.
 
     python bench/observed_operator.py NAMESPACE STATS_FILE [--sweep-path | --pod-path]
 """
@@ -23,13 +32,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import ctypes
+import ctypes.util
 import gc
 import json
 import logging
+import os
+import re
 import signal
 import sys
+import tempfile
 import threading
 import time
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -42,6 +57,7 @@ from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.preflight.canary import canary_name
 from buzz_operator.sweep import runtime as sweep_runtime
 
+MEMORY_EVERY_S = 30
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CANARY_SUFFIX = canary_name("")  # "-preflight"
 REQUESTS: Counter[str] = Counter()
@@ -94,6 +110,66 @@ def rss_mb() -> float:
     return 0.0
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _mallinfo2() -> Any:
+    try:
+        function = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallinfo2
+    except (OSError, AttributeError):  # not glibc >= 2.33
+        return None
+    function.restype = _MallInfo2
+    return function
+
+
+MALLINFO2 = _mallinfo2()
+_PYMALLOC_LINES = {
+    "arenas": re.compile(r"^# arenas allocated current\s*=\s*([\d,]+)", re.M),
+    "live": re.compile(r"^# bytes in allocated blocks\s*=\s*([\d,]+)", re.M),
+    "free_blocks": re.compile(r"^# bytes in available blocks\s*=\s*([\d,]+)", re.M),
+    "free_pools": re.compile(r"^\d+ unused pools \* \d+ bytes\s*=\s*([\d,]+)", re.M),
+}
+
+
+def pymalloc_stats() -> dict[str, float]:
+    """pymalloc's arenas (a count) and its bytes live, free in used pools and in unused pools (MB).
+    `sys._debugmallocstats` writes to the C stderr only, so fd 2 points at a file for the call;
+    a log line another thread wrote between the two dup2s would land in that file (none was
+    seen: this is a benchmark's process, and the call holds the GIL)."""
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(sink.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        text = sink.read().decode(errors="replace")
+    found = {key: pattern.search(text) for key, pattern in _PYMALLOC_LINES.items()}
+    # with PYTHONMALLOC=malloc there is no pymalloc, and none of these lines
+    return {key: (int(match.group(1).replace(",", "")) / (1 if key == "arenas" else 2**20)) if match else 0.0
+            for key, match in found.items()}
+
+
+def memory_parts() -> dict[str, float]:
+    """Where the RSS lies, in MB (arenas: a count): RssAnon/RssFile, pymalloc, glibc."""
+    parts: dict[str, float] = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile"):
+            parts[key] = int(value.split()[0]) / 1024
+    parts.update({f"pymalloc_{key}": value for key, value in pymalloc_stats().items()})
+    if MALLINFO2 is not None:
+        info = MALLINFO2()
+        parts.update({"glibc_heap": info.arena / 2**20, "glibc_mmapped": info.hblkhd / 2**20,
+                      "glibc_used": info.uordblks / 2**20, "glibc_free": info.fordblks / 2**20})
+    return parts
+
+
 class Stats:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -105,10 +181,14 @@ class Stats:
             handle.write(json.dumps(record) + "\n")
 
     def sample_forever(self, stop: threading.Event) -> None:
+        ticks = 0
         while True:
             with _LOCK:
                 requests = dict(REQUESTS)
             self.write({"kind": "sample", "t": time.time(), "rss_mb": rss_mb(), "requests": requests})
+            if ticks % MEMORY_EVERY_S == 0:
+                self.write({"kind": "memory", "t": time.time(), **memory_parts()})
+            ticks += 1
             if stop.wait(1.0):
                 return
 
@@ -155,13 +235,30 @@ def heap_by_type() -> dict[str, list[int]]:
     return found
 
 
+TRACED_TOP = 25
+
+
+def traced_growth(first: tracemalloc.Snapshot, now: tracemalloc.Snapshot) -> list[dict[str, Any]]:
+    """The TRACED_TOP allocation sites (whole traceback) whose live bytes grew most."""
+    return [{"bytes": stat.size_diff, "blocks": stat.count_diff,
+             "frames": [f"{f.filename.rsplit('site-packages/', 1)[-1]}:{f.lineno}" for f in stat.traceback]}
+            for stat in now.compare_to(first, "traceback")[:TRACED_TOP]]
+
+
 def dump_heap_on_signal(stats: Stats) -> None:
+    snapshots: list[tracemalloc.Snapshot] = []
+
     def dump(_signum: int, _frame: object) -> None:
         began = time.perf_counter()
-        sys._debugmallocstats()  # pymalloc's arenas and pools, to the operator's log (stderr)
         heap = heap_by_type()
         stats.write({"kind": "heap", "t": time.time(), "rss_mb": rss_mb(), "types": heap,
                      "ms": (time.perf_counter() - began) * 1000})
+        if tracemalloc.is_tracing():
+            snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+            if snapshots:
+                stats.write({"kind": "tracemalloc", "t": time.time(), "sites": traced_growth(snapshots[0], snapshot)})
+            else:
+                snapshots.append(snapshot)
 
     signal.signal(signal.SIGUSR1, dump)
 
@@ -208,6 +305,8 @@ def add_pod_path(registry: kopf.OperatorRegistry, stats: Stats, namespace: str) 
 def main(namespace: str, stats_path: str, sweep_path: bool, pod_path: bool = False) -> None:
     # the operator's own log level: every created trial and every timer run is a line
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if frames := int(os.environ.get("BUZZ_BENCH_TRACEMALLOC") or 0):
+        tracemalloc.start(frames)
     install_request_counter()
     time_trial_creation()
     stats = Stats(Path(stats_path))

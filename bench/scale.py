@@ -274,6 +274,19 @@ def heap_growth(heaps: list[dict[str, Any]], trials: float, top: int = 8) -> str
                                                 for name, (b, n) in rows))
 
 
+def memory_growth(memories: list[dict[str, Any]], t10: float) -> str:
+    """Where the RSS lay at 10 % of the trials and at the end (observed_operator's memory records),
+    and the series of RSS and pymalloc arenas, so a reader sees whether it levels off."""
+    if len(memories) < 2:
+        return "no memory records"
+    early = next((m for m in reversed(memories) if m["t"] <= t10), memories[0])
+    last = memories[-1]
+    rows = ", ".join(f"{key} {early[key]:.0f} -> {last[key]:.0f}" for key in last if key not in ("kind", "t"))
+    series = " ".join(f"{m['VmRSS']:.0f}/{m.get('pymalloc_arenas', 0):.0f}" for m in memories)
+    return (f"where the RSS lies (MB; arenas: 1 MB pymalloc arenas), 10 % -> end: {rows}\n"
+            f"RSS MB/pymalloc arenas every {memories[1]['t'] - memories[0]['t']:.0f} s: {series}")
+
+
 def stop(operator: subprocess.Popen[bytes]) -> None:
     if operator.poll() is None:
         operator.send_signal(signal.SIGTERM)
@@ -317,7 +330,9 @@ def report(total: int, elapsed: float, created: dict[str, float], samples: list[
     ok &= bool(record(Figure(f"P2 admission throughput ({len(times):,} trials)", "trials/s", rates, HIGHER, TARGET_RATE,
                              note=f"per {WINDOW_S:.0f} s window; overall {overall:.1f}/s first to last creation")).passed)
 
-    ok &= memory_and_requests("P2", "sweep path", operator_samples, heaps, times, done)
+    memories = [r for r in records if r["kind"] == "memory"]
+    traced = next((r["sites"] for r in reversed(records) if r["kind"] == "tracemalloc"), None)
+    ok &= memory_and_requests("P2", "sweep path", operator_samples, heaps, times, done, memories, traced)
 
     def at(fraction: float) -> dict[str, Any]:
         return next((s for s in samples if s["succeeded"] >= total * fraction), samples[-1])
@@ -350,9 +365,12 @@ def report(total: int, elapsed: float, created: dict[str, float], samples: list[
 
 
 def memory_and_requests(prefix: str, path: str, operator_samples: list[dict[str, Any]],
-                        heaps: list[dict[str, Any]], times: list[float], done: int) -> bool:
-    """The operator's RSS (peak, growth from 10 % of the trials to the end, the heap types that
-    grew) and its API requests and writes per trial; True when every target was met."""
+                        heaps: list[dict[str, Any]], times: list[float], done: int,
+                        memories: list[dict[str, Any]] | None = None,
+                        traced: list[dict[str, Any]] | None = None) -> bool:
+    """The operator's RSS (peak, growth from 10 % of the trials to the end, where it lies, the heap
+    types and allocation sites that grew) and its API requests and writes per trial; True when
+    every target was met."""
     # the last heap record's own walk of every object is a transient the sweep never has: the
     # figures stop at the sample before it was asked for
     if heaps:
@@ -369,8 +387,13 @@ def memory_and_requests(prefix: str, path: str, operator_samples: list[dict[str,
                              [rss[-1] / early[-1]], LOWER, RSS_FLAT, decimals=2,
                              note=f"{early[-1]:.0f} MB -> {rss[-1]:.0f} MB: {per_thousand:.1f} MB per 1,000 "
                                   "trials known")).passed)
+    if memories:
+        print(memory_growth([m for m in memories if not heaps or m["t"] < asked], t10))
     if heaps:
         print(heap_growth(heaps, len(times) - len(times) // 10))
+    for site in traced or []:
+        print(f"  traced {site['bytes'] / 1024:+.0f} KB ({site['blocks']:+d} blocks): "
+              + " <- ".join(reversed(site["frames"])))
     requests: dict[str, int] = operator_samples[-1]["requests"] if operator_samples else {}
     writes = sum(n for key, n in requests.items() if key.split()[0] in ("POST", "PUT", "PATCH", "DELETE"))
     top = ", ".join(f"{k} {v}" for k, v in sorted(requests.items(), key=lambda kv: -kv[1])[:8])

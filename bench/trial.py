@@ -22,6 +22,11 @@ the part of operator-added no operator step can remove (docs/performance.md).
 Operator CPU per trial: utime+stime (and reaped children's) of the operator process from
 /proc/<pid>/stat, read when the sweep is created (the operator started and idle: its imports and
 startup are reported apart) and 1 s after the last trial finished, over the trials finished.
+The sweep's once-only work (its first reconcile: the dataset read, the preflight's canary pod
+and checks) is in that figure, a fifth of it with 5 trials; so the CPU is also read each time
+the watch sees a trial finish, and the per-trial figure judged is the steady one: from the first
+trial finished to the last, over the trials between (each with its share of the reconcile ticks
+and the idle operator's own CPU in between).
 
 Each finished trial's phases (bench/phases.py: created -> Provisioning -> ... -> Succeeded, from
 its final status.phaseTimes and the watch) go to p1-phases.jsonl in the bench output folder
@@ -178,6 +183,8 @@ class PhaseClock:
         self.kube, self.namespace = kube, namespace
         self.seen: dict[str, dict[str, float]] = {}
         self.status: dict[str, dict[str, object]] = {}
+        self.pid: int | None = None  # the operator's: its CPU is read as each trial finishes
+        self.finished_cpu: list[float] = []
 
     async def run(self) -> None:
         while True:
@@ -191,6 +198,8 @@ class PhaseClock:
                     phase = (obj.get("status") or {}).get("phase")
                     if phase and phase not in phases:
                         phases[phase] = now
+                        if phase in ("Succeeded", "Failed") and self.pid is not None:
+                            self.finished_cpu.append(cpu_seconds(self.pid))
             except ApiException as error:
                 # a CRD the stage just installed answers 429 "storage is (re)initializing" for a
                 # moment; a clock that died on it would see no trial finish and call the run incomplete
@@ -233,6 +242,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             body = sweep_body("p1", store_url=f"file://{tmp / 'store'}", tasks=[args.task], attempts=args.attempts,
                               parallelism=1)
             cpu["begin"] = cpu_seconds(operator.pid)
+            clock.pid = operator.pid
             await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
             deadline = time.monotonic() + args.timeout
             while time.monotonic() < deadline:
@@ -248,6 +258,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             if operator.poll() is None:
                 await asyncio.sleep(1.0)  # the finish's own tail (release, Event) on the operator's clock
                 cpu["end"] = cpu_seconds(operator.pid)
+                if len(clock.finished_cpu) >= 2:
+                    cpu["steady"] = (clock.finished_cpu[-1] - clock.finished_cpu[0]) / (len(clock.finished_cpu) - 1)
             seen, statuses = dict(clock.seen), dict(clock.status)
             stop(operator)
             sweep_events = await operator_events_on(kube, namespace, "BuzzSweep")
@@ -338,12 +350,20 @@ def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen
     if "end" in cpu:
         used = cpu["end"] - cpu["begin"]
         profiled = os.environ.get("BUZZ_BENCH_OPERATOR")
-        ok &= bool(record(Figure("P1 operator CPU per finished trial", "CPU-s", [used / len(finished)], LOWER,
-                                 TARGET_CPU_S, decimals=3,
-                                 note=f"{used:.2f} CPU-s for {len(finished)} trials, sweep created -> 1 s after the "
-                                      f"last finished (idle operator {cpu['idle_rate']:.3f} CPU-s/s); "
-                                      f"startup {cpu['startup']:.2f} CPU-s in {cpu['started_after_s']:.1f} s, apart"
-                                      + (f"; operator run by {Path(profiled).name}" if profiled else ""))).passed)
+        by = f"; operator run by {Path(profiled).name}" if profiled else ""
+        whole = Figure("P1 operator CPU per finished trial, the sweep's once-only work included", "CPU-s",
+                       [used / len(finished)], INFO if "steady" in cpu else LOWER, TARGET_CPU_S, decimals=3,
+                       note=f"{used:.2f} CPU-s for {len(finished)} trials, sweep created -> 1 s after the "
+                            f"last finished (idle operator {cpu['idle_rate']:.3f} CPU-s/s); "
+                            f"startup {cpu['startup']:.2f} CPU-s in {cpu['started_after_s']:.1f} s, apart{by}")
+        if (passed := record(whole).passed) is not None:  # judged only when there is no steady figure
+            ok &= passed
+        if "steady" in cpu:
+            once = used - cpu["steady"] * len(finished)
+            ok &= bool(record(Figure("P1 operator CPU per trial, steady (first trial finished -> last)", "CPU-s",
+                                     [cpu["steady"]], LOWER, TARGET_CPU_S, decimals=3,
+                                     note=f"over {len(finished) - 1} trials; the sweep's once-only work is the "
+                                          f"rest, about {once:.2f} CPU-s{by}")).passed)
     plot_phases(finished, statuses, active, bare)
     records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
     samples = [r for r in records if r["kind"] == "sample"]
@@ -364,7 +384,7 @@ def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen
                                  [(writes - of_sweep) / len(finished)], LOWER, TARGET_WRITES, decimals=1,
                                  note=f"{sum(requests.values()) / len(finished):.0f} requests per trial incl. "
                                       f"watches and exec; {top}")).passed)
-        record(Figure("P1 the sweep's API writes per trial (5 trials at parallelism 1)", "",
+        record(Figure("P1 the sweep's API writes per trial (one sweep of --attempts trials at parallelism 1)", "",
                       [of_sweep / len(finished)], INFO, decimals=1,
                       note=f"{of_sweep} writes: its status, its Events ({sweep_events}), the preflight canary; "
                            f"all trials' and the sweep's together {writes / len(finished):.1f} per trial"))

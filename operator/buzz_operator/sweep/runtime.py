@@ -38,7 +38,7 @@ from buzz_operator.sweep.rerun import select_regrades, select_reruns
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary, just_created
-from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_due
+from buzz_operator.sweep.summary_doc import results_digest, summary_due, summary_head
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 
 log = logging.getLogger(__name__)
@@ -232,11 +232,11 @@ async def reconcile(
     since = None if written is None else time.monotonic() - written
     if (summary_due(len(mine), figures.finished, since) and (results := results_digest(mine)) is not None
             and results != previous.summary_digest):
-        document = summary_document(sweep=name, namespace=namespace, condition=manifest.condition,
-                                    condition_hash=manifest.sha256, rollup=figures, trials=mine,
-                                    attempts=spec.attempts, now=now)
+        head = summary_head(sweep=name, namespace=namespace, condition=manifest.condition,
+                            condition_hash=manifest.sha256, rollup=figures, trials=mine,
+                            attempts=spec.attempts, now=now)
         try:
-            url = await runtime_store.write_summary(store, name, document)
+            url = await runtime_store.write_summary(store, name, head, mine)
             _summary_written[uid] = time.monotonic()
             new = new.model_copy(update={"summary_url": url, "summary_digest": results})
         except StorageError as error:  # summaryDigest unchanged: the next tick writes it

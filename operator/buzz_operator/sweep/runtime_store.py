@@ -4,14 +4,19 @@ trials finish. I/O only; the documents come from sweep.lock and sweep.report."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from buzz_operator.storage import ObjectNotFound, ObjectStore
 from buzz_operator.storage.layout import sweep_config_key, sweep_lock_key, sweep_summary_key
 from buzz_operator.sweep.lock import lock_drift
+from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.summary_doc import summary_text
 
 
 def canonical(document: Mapping[str, Any]) -> bytes:
@@ -45,8 +50,20 @@ async def lock_storage(
     return None
 
 
-async def write_summary(store: ObjectStore, sweep: str, summary: Mapping[str, Any]) -> str:
-    """summary.json replaced whole (readers see old or new); its URL."""
+async def write_summary(store: ObjectStore, sweep: str, head: Mapping[str, Any],
+                        trials: Sequence[TrialSummary]) -> str:
+    """summary.json replaced whole (readers see old or new); its URL. Written a trial at a time
+    to a temporary file (summary_doc.summary_text) and uploaded from there, in a thread: the
+    document of a large sweep is tens of MB that the operator would otherwise hold at once."""
     key = sweep_summary_key(sweep)
-    await store.put(key, _pretty(summary))
+    ordered = sorted(trials, key=lambda t: t.name)  # references only: the lines are made one by one
+    with tempfile.TemporaryDirectory(prefix="buzz-summary-") as folder:
+        path = Path(folder) / "summary.json"
+
+        def write() -> None:
+            with path.open("w", encoding="utf-8") as out:
+                out.writelines(summary_text(head, ordered))
+
+        await asyncio.to_thread(write)
+        await store.put_file(key, path)
     return f"{store.url.rstrip('/')}/{key}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ SUMMARY_VERSION = 1
 # to 2,000 trials, every 50 s at 100,000. A finished sweep's is written at once.
 SUMMARY_SECONDS_PER_TRIAL = 1 / 2000
 SUMMARY_MAX_INTERVAL_S = 60.0
+_DIGEST_MODULUS = 1 << 128
 
 
 def summary_due(trials: int, finished: bool, since_last_s: float | None) -> bool:
@@ -43,6 +44,25 @@ def summary_document(
     attempts: int,
     now: datetime,
 ) -> dict[str, Any]:
+    """The whole document at once; summary_head and trial_line are its parts, for a writer that
+    streams the trials (runtime_store.write_summary)."""
+    head = summary_head(sweep=sweep, namespace=namespace, condition=condition, condition_hash=condition_hash,
+                        rollup=rollup, trials=trials, attempts=attempts, now=now)
+    return {**head, "trials": [trial_line(t) for t in sorted(trials, key=lambda t: t.name)]}
+
+
+def summary_head(
+    *,
+    sweep: str,
+    namespace: str,
+    condition: str,
+    condition_hash: str,
+    rollup: SweepRollup,
+    trials: Sequence[TrialSummary],
+    attempts: int,
+    now: datetime,
+) -> dict[str, Any]:
+    """Everything but the per-trial lines: a size that does not grow with trials."""
     return {
         "version": SUMMARY_VERSION,
         "sweep": sweep,
@@ -60,15 +80,35 @@ def summary_document(
         "passAtK": dict(rollup.pass_at_k),
         "costUSD": {"floor": rollup.cost_floor, "ceiling": rollup.cost_ceiling},
         "rows": stack_rows(condition, condition_hash, trials, attempts),
-        "trials": [
-            {
-                "name": t.name, "task": t.task, "attempt": t.attempt, "state": t.state.value,
-                "outcome": t.outcome, "reason": t.reason, "reward": t.reward, "scored": t.scored,
-                "costUSD": {"floor": t.cost_floor, "ceiling": t.cost_ceiling}, "stackDigest": t.stack_digest,
-            }
-            for t in sorted(trials, key=lambda t: t.name)
-        ],
     }
+
+
+def trial_line(t: TrialSummary) -> dict[str, Any]:
+    """One trial's entry of summary.json's `trials` (sorted by name there)."""
+    return {
+        "name": t.name, "task": t.task, "attempt": t.attempt, "state": t.state.value,
+        "outcome": t.outcome, "reason": t.reason, "reward": t.reward, "scored": t.scored,
+        "costUSD": {"floor": t.cost_floor, "ceiling": t.cost_ceiling}, "stackDigest": t.stack_digest,
+    }
+
+
+_TRIALS_SLOT = '"trials": []'
+
+
+def summary_text(head: Mapping[str, Any], trials: Iterable[TrialSummary]) -> Iterator[str]:
+    """summary.json as `json.dumps({**head, "trials": [...]}, indent=2, sort_keys=True)` writes it,
+    a trial at a time, so a writer holds one trial's line and never the whole document: at
+    100,000 trials the document of dicts and its text were a 104 MB transient
+    (docs/performance.md#memory). `trials` must come sorted by name."""
+    text = json.dumps({**head, "trials": []}, indent=2, sort_keys=True, ensure_ascii=False)
+    before, _, after = text.partition(_TRIALS_SLOT)  # the head holds no other empty "trials" list
+    yield before + '"trials": ['
+    first = True
+    for trial in trials:
+        line = json.dumps(trial_line(trial), indent=2, sort_keys=True, ensure_ascii=False)
+        yield ("\n" if first else ",\n") + "\n".join("    " + part for part in line.split("\n"))
+        first = False
+    yield ("]" if first else "\n  ]") + after + "\n"
 
 
 def stack_rows(condition: str, condition_hash: str, trials: Sequence[TrialSummary], attempts: int) -> list[dict[str, Any]]:
@@ -90,15 +130,24 @@ def stack_rows(condition: str, condition_hash: str, trials: Sequence[TrialSummar
     return rows
 
 
-def results_digest(trials: Sequence[TrialSummary]) -> str | None:
+def results_digest(trials: Iterable[TrialSummary]) -> str | None:
     """What summary.json says about finished trials, as a short digest; None while none has
     finished. summary.json is rewritten when it changes — a trial finished, was re-run or
     regraded — and only then: rewriting an unchanged file every tick would cost hours of I/O,
-    and a failed write is retried because the recorded digest only moves with a write that landed."""
-    finished = sorted(
-        (t.name, t.state.value, t.outcome, t.reward, t.cost_floor, t.cost_ceiling, t.stack_digest or "")
-        for t in trials if not t.active
-    )
-    if not finished:
+    and a failed write is retried because the recorded digest only moves with a write that landed.
+
+    A sum of each finished trial's own hash, so it is read in one pass in any order and holds
+    nothing: sorting and encoding every trial at once was a 38 MB transient at 100,000 trials on
+    each tick it ran, and what a tick frees the allocator keeps (docs/performance.md#memory).
+    Kubernetes names hold no \x1f, so the joined fields of two different trials never agree."""
+    total = count = 0
+    for t in trials:
+        if t.active:
+            continue
+        fields = (t.name, t.state.value, t.outcome, t.reward, t.cost_floor, t.cost_ceiling, t.stack_digest or "")
+        row = hashlib.sha256("\x1f".join(map(str, fields)).encode()).digest()
+        total = (total + int.from_bytes(row[:16], "big")) % _DIGEST_MODULUS
+        count += 1
+    if not count:
         return None
-    return hashlib.sha256(json.dumps(finished, separators=(",", ":")).encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{count}:{total}".encode()).hexdigest()[:16]

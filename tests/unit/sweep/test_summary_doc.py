@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
+from buzz_operator.storage.file_store import FileStore
+from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.summary import TrialState, TrialSummary
-from buzz_operator.sweep.summary_doc import results_digest, summary_document
+from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_head, summary_text
 
 NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
@@ -39,6 +44,16 @@ def test_the_results_digest_moves_only_with_finished_results() -> None:
     assert results_digest([running, done._replace(reward=0.5)]) != first  # regraded
     assert results_digest([running, done, _trial("c-0", TrialState.FAILED)]) != first  # one more finished
     assert results_digest([running, done._replace(stack_digest="b" * 64)]) != first  # its stack became known
+
+
+def test_the_results_digest_reads_trials_once_in_any_order() -> None:
+    trials = [_trial(f"t-{i}", TrialState.SUCCEEDED if i % 3 else TrialState.FAILED, i / 10) for i in range(10)]
+    first = results_digest(iter(trials))  # an iterator: one pass, nothing held
+    assert first is not None and results_digest(reversed(trials)) == first
+    # two trials swapping their results is a change, though the multiset of rewards is the same
+    swapped = [trials[1]._replace(reward=trials[2].reward), trials[2]._replace(reward=trials[1].reward), *trials[3:]]
+    assert results_digest([trials[0], *swapped]) != first
+    assert results_digest(trials[:-1]) != first  # one fewer finished
 
 
 def _rows(trials: list[TrialSummary], attempts: int = 2) -> list[dict]:
@@ -80,3 +95,34 @@ def test_a_running_sweep_rewrites_its_summary_less_often_the_larger_it_is() -> N
     assert summary_due(100_000, finished=False, since_last_s=50.0)
     assert not summary_due(10_000_000, finished=False, since_last_s=59.0)  # never more than a minute apart
     assert summary_due(10_000_000, finished=False, since_last_s=60.0)
+
+
+def _expected(trials: list[TrialSummary]) -> str:
+    doc = summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
+                           rollup=rollup(trials, 2, planned=4), trials=trials, attempts=2, now=NOW)
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _head(trials: list[TrialSummary]) -> dict:
+    return summary_head(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
+                        rollup=rollup(trials, 2, planned=4), trials=trials, attempts=2, now=NOW)
+
+
+def test_the_streamed_text_is_the_document_json_writes_byte_for_byte() -> None:
+    cases = [
+        [],
+        [_trial("a-0", TrialState.RUNNING)],
+        [_trial("b-0", TrialState.SUCCEEDED, 1.0, 0.5), _trial("a-0", TrialState.FAILED)._replace(reason="exit 1 — ünïcode"),
+         _trial("c-0", TrialState.BROKEN, stack=None)],
+    ]
+    for trials in cases:
+        ordered = sorted(trials, key=lambda t: t.name)
+        assert "".join(summary_text(_head(trials), iter(ordered))) == _expected(trials)
+
+
+def test_write_summary_streams_to_the_store(tmp_path: Path) -> None:
+    trials = [_trial(f"t{i:03d}-0", TrialState.SUCCEEDED, 1.0, 0.1) for i in range(250)][::-1]  # any order in
+    store = FileStore(tmp_path)
+    url = asyncio.run(runtime_store.write_summary(store, "s", _head(trials), trials))
+    assert url.endswith("/s/summary.json")
+    assert asyncio.run(store.get("s/summary.json")).decode() == _expected(trials)

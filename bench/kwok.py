@@ -293,7 +293,9 @@ def report(total: int, elapsed: float, clock: PodClock, samples: list[dict[str, 
         record(Figure("P5 watch lag in the operator's event loop, p95", "ms", [percentile(lags, 95)], INFO,
                       decimals=0))
 
-    ok &= memory_and_requests("P5", "sweep path + pod lifecycle", operator_samples, heaps, trial_times, done)
+    memories = [r for r in records if r["kind"] == "memory"]
+    ok &= memory_and_requests("P5", "sweep path + pod lifecycle", operator_samples, heaps, trial_times, done,
+                              memories)
     ok &= bool(record(Figure("P5 trial pods left a minute after the sweep finished", "pods", [float(left)], LOWER,
                              0.0, decimals=0, note=f"each trial deletes its pod; the last went {drained_s:.0f} s "
                                                    "after the sweep counted every trial")).passed)

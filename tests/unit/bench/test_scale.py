@@ -1,5 +1,6 @@
 """bench/scale.py's heap attribution: which types grew between two heap records, per 1,000 trials,
-and bench/observed_operator.py's census of the live heap it is read from."""
+where the RSS lay at 10 % and at the end, and bench/observed_operator.py's census of the live
+heap and its memory record they are read from."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
-from observed_operator import heap_by_type
-from scale import heap_growth
+from observed_operator import heap_by_type, memory_parts
+from scale import heap_growth, memory_growth
 
 
 def test_growth_names_the_types_that_grew_per_thousand_trials() -> None:
@@ -33,3 +34,21 @@ def test_the_census_counts_objects_the_collector_tracks_and_the_atoms_they_hold(
     assert heap["Marker"][0] >= 1000
     assert heap["str"][0] >= 500  # the dict's values, which the collector does not track itself
     assert kept and words
+
+
+def test_the_memory_record_says_where_the_rss_lies() -> None:
+    parts = memory_parts()
+    assert parts["VmRSS"] > 0 and parts["RssAnon"] + parts["RssFile"] <= parts["VmRSS"] + 1
+    # this interpreter runs pymalloc (no PYTHONMALLOC=malloc): its arenas hold the live blocks
+    assert parts["pymalloc_arenas"] >= 1 and 0 < parts["pymalloc_live"] <= parts["pymalloc_arenas"]
+    assert parts["glibc_used"] > 0 and parts["glibc_heap"] >= parts["glibc_used"]
+
+
+def test_memory_growth_compares_the_last_record_before_10_percent_with_the_end() -> None:
+    def at(t: float, rss: float, arenas: float) -> dict:
+        return {"kind": "memory", "t": t, "VmRSS": rss, "pymalloc_arenas": arenas, "glibc_free": rss / 10}
+
+    text = memory_growth([at(0, 100, 40), at(30, 120, 50), at(60, 130, 55), at(90, 150, 70)], t10=45)
+    assert "VmRSS 120 -> 150" in text and "pymalloc_arenas 50 -> 70" in text and "glibc_free 12 -> 15" in text
+    assert text.endswith("every 30 s: 100/40 120/50 130/55 150/70")
+    assert memory_growth([at(0, 100, 40)], t10=45) == "no memory records"

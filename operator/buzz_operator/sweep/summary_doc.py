@@ -33,22 +33,10 @@ def summary_due(trials: int, finished: bool, since_last_s: float | None) -> bool
     return since_last_s >= min(SUMMARY_MAX_INTERVAL_S, trials * SUMMARY_SECONDS_PER_TRIAL)
 
 
-def summary_document(
-    *,
-    sweep: str,
-    namespace: str,
-    condition: str,
-    condition_hash: str,
-    rollup: SweepRollup,
-    trials: Sequence[TrialSummary],
-    attempts: int,
-    now: datetime,
-) -> dict[str, Any]:
-    """The whole document at once; summary_head and trial_line are its parts, for a writer that
-    streams the trials (runtime_store.write_summary)."""
-    head = summary_head(sweep=sweep, namespace=namespace, condition=condition, condition_hash=condition_hash,
-                        rollup=rollup, trials=trials, attempts=attempts, now=now)
-    return {**head, "trials": [trial_line(t) for t in sorted(trials, key=lambda t: t.name)]}
+def summary_document(*, trials: Sequence[TrialSummary], **head: Any) -> dict[str, Any]:
+    """The whole document at once, from summary_head's keywords; summary_head and trial_line are
+    its parts, for a writer that streams the trials (runtime_store.write_summary)."""
+    return {**summary_head(trials=trials, **head), "trials": [trial_line(t) for t in sorted(trials, key=lambda t: t.name)]}
 
 
 def summary_head(

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from buzz_operator.storage import ObjectNotFound, ObjectStore
+from buzz_operator.storage import ObjectNotFound, ObjectStore, StorageUnavailable
 from buzz_operator.storage.layout import sweep_config_key, sweep_lock_key, sweep_summary_key
 from buzz_operator.sweep.lock import lock_drift
 from buzz_operator.sweep.summary import TrialSummary
@@ -57,13 +57,16 @@ async def write_summary(store: ObjectStore, sweep: str, head: Mapping[str, Any],
     document of a large sweep is tens of MB that the operator would otherwise hold at once."""
     key = sweep_summary_key(sweep)
     ordered = sorted(trials, key=lambda t: t.name)  # references only: the lines are made one by one
-    with tempfile.TemporaryDirectory(prefix="buzz-summary-") as folder:
-        path = Path(folder) / "summary.json"
+    try:
+        with tempfile.TemporaryDirectory(prefix="buzz-summary-") as folder:
+            path = Path(folder) / "summary.json"
 
-        def write() -> None:
-            with path.open("w", encoding="utf-8") as out:
-                out.writelines(summary_text(head, ordered))
+            def write() -> None:
+                with path.open("w", encoding="utf-8") as out:
+                    out.writelines(summary_text(head, ordered))
 
-        await asyncio.to_thread(write)
-        await store.put_file(key, path)
+            await asyncio.to_thread(write)
+            await store.put_file(key, path)
+    except OSError as error:  # the local scratch (TMPDIR) full or gone: like a store away, retried next tick
+        raise StorageUnavailable(f"summary.json staged under {tempfile.gettempdir()}: {error}") from error
     return f"{store.url.rstrip('/')}/{key}"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+from buzz_operator.storage import StorageUnavailable
 from buzz_operator.storage.file_store import FileStore
 from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.rollup import rollup
@@ -126,3 +129,11 @@ def test_write_summary_streams_to_the_store(tmp_path: Path) -> None:
     url = asyncio.run(runtime_store.write_summary(store, "s", _head(trials), trials))
     assert url.endswith("/s/summary.json")
     assert asyncio.run(store.get("s/summary.json")).decode() == _expected(trials)
+
+
+def test_a_summary_that_cannot_be_staged_locally_is_storage_away_not_a_crash(tmp_path: Path, monkeypatch) -> None:
+    # a real error path: TMPDIR names a folder that is not there (an emptyDir gone, a full disk alike)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    trials = [_trial("a-0", TrialState.SUCCEEDED, 1.0)]
+    with pytest.raises(StorageUnavailable, match=r"summary\.json staged under .*gone"):
+        asyncio.run(runtime_store.write_summary(FileStore(tmp_path / "store"), "s", _head(trials), trials))

@@ -29,7 +29,7 @@ from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.janitor import reaper
 from buzz_operator.kube import client as kube_client
-from buzz_operator.kube import resources
+from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
@@ -121,6 +121,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     memo.settled = SettledTrials(record=metrics.trial_record, records=metrics.record_table)
     metrics.SNAPSHOT.settled = memo.settled
     settings.posting.level = logging.WARNING
+    memo.reporter = (settings.posting.reporting_component, settings.posting.reporting_instance)
     memo.inflight = InFlight()
     memo.kube = await kube_client.connect()
     memo.settings = sweep_runtime.OperatorSettings.from_env(os.environ)
@@ -234,27 +235,40 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     logs.CURRENT.set((str(body.spec.get("sweepName", "")), name))
-    # a trial's first write announces it (status first, then metrics and Events, as every write)
-    fresh = status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries
     latest = status.to_api()  # what the escape path patches: the last status this daemon wrote
 
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
-        nonlocal latest, fresh
+        nonlocal latest
         patch = status_patch(old, new)
         patch = escapes.with_recovery(latest, patch, _now(), generation=body.metadata.get("generation"))
         await _patch_status(memo, body, TRIALS, patch)
         latest = {**new.to_api(), **({"conditions": patch["conditions"]} if "conditions" in patch else {})}
         metrics.phase_change(old, new, namespace=namespace, condition_hash=body.spec.get("conditionHash"))
-        announced = [events.admitted(body.spec)] if fresh else []
-        fresh = False
-        events.post(_plain(body), [*announced, *events.trial_events(old, new)])
+        events.post(_plain(body), events.trial_events(old, new))
 
+    if status.phase is Phase.PENDING and status.phase_times.provisioning is None and not status.retries:
+        await _announce(memo, _plain(body))
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
         status = await trial_runtime.drive(ctx, status, write)
         await _settle(memo, body, status)
     except Exception as error:
         await _escaped(memo, {**_plain(body), "status": latest}, TRIALS, "trial", error)
+
+
+async def _announce(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
+    """A fresh trial's Admitted Event, posted and awaited before its first write (the reason it
+    is not queued to kopf: observability/events.py `announcement`). Posted again by a daemon that
+    finds the trial still fresh, it meets its own name and is not repeated. An Event is
+    auxiliary: one the API refused is a warning in the log, and the trial goes on."""
+    component, instance = getattr(memo, "reporter", ("kopf", "dev"))
+    event = events.announcement(body, events.admitted(body.get("spec") or {}), now=_now(),
+                                component=component, instance=instance)
+    try:
+        await objects.create_event(memo.kube, body["metadata"]["namespace"], event)
+    except Exception as error:
+        log.warning("trial %s: Admitted Event not posted (%s: %s)", body["metadata"]["name"],
+                    type(error).__name__, error)
 
 
 @kopf.timer(GROUP, VERSION, TRIALS, interval=REGRADE_INTERVAL_S, annotations={labels.REGRADE: kopf.PRESENT})

@@ -104,6 +104,12 @@ async def create_secret(kube: Kube, namespace: str, body: dict[str, Any]) -> Non
     _ok(status, answer, allowed=(CONFLICT,))
 
 
+async def create_event(kube: Kube, namespace: str, body: dict[str, Any]) -> bool:
+    """True when this call posted it, False when an Event of that name was there already."""
+    status, answer = await _answer(kube.core.create_namespaced_event(namespace, body, _preload_content=False))
+    return _ok(status, answer, allowed=(CONFLICT,))
+
+
 async def read_secret(kube: Kube, namespace: str, name: str, *, key: str | None = None) -> dict[str, str]:
     """The Secret's data, decoded. Raises ApiException (404 when there is none)."""
     status, body = await _answer(kube.core.read_namespaced_secret(name, namespace, _preload_content=False))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from buzz_operator.api.common import ConditionStatus
@@ -43,6 +44,28 @@ def admitted(spec: Mapping[str, Any]) -> Event:
     )
 
 
+def announcement(body: Mapping[str, Any], event: Event, *, now: datetime, component: str,
+                 instance: str) -> dict[str, Any]:
+    """The Event object a trial's start is posted as, by the operator itself and awaited, not
+    through kopf's queue: kopf drops what is still queued when it stops, so a trial whose first
+    write was made as the operator stopped lost its story's start, and the next operator, seeing
+    it no longer fresh, does not announce it. The name is the trial's and its uid's, so posting
+    it again (a restart before the first write) meets 409, not a second Event. The fields are
+    those kopf's own Events carry, so `kubectl describe` shows them alike."""
+    meta = body["metadata"]
+    stamp = now.isoformat()
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"namespace": meta["namespace"],
+                     "name": f"{meta['name']}.{event.reason.lower()}.{meta.get('uid') or 'nouid'}"},
+        "type": event.type, "reason": event.reason, "message": event.message, "action": "Action?",
+        "reportingComponent": component, "reportingInstance": instance, "source": {"component": component},
+        "involvedObject": {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
+                           "namespace": meta["namespace"], "name": meta["name"], "uid": meta.get("uid")},
+        "firstTimestamp": stamp, "lastTimestamp": stamp, "eventTime": stamp,
+    }
+
+
 def escaped(escape: Escape) -> Event:
     """The Warning for an error that escaped a handler; its message is the condition's (scrubbed)."""
     retry = "retrying with backoff" if escape.retryable else f"fix {escape.field}; retrying with backoff"
@@ -66,7 +89,7 @@ def _reward(value: float | None) -> str:
     return "none" if value is None else f"{value:g}"
 
 
-# A trial's story in Events is its start (`admitted`, with its first write), every failure, and
+# A trial's story in Events is its start (`admitted`, posted before its first write), every failure, and
 # its finish; the phases between are in its status (phaseTimes, conditions) and in the
 # buzz_trial_phase_duration_seconds metric. An Event is an API write: one per phase was 6 of a
 # trial's 32 writes (bench/trial.py).

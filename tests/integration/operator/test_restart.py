@@ -68,3 +68,8 @@ async def test_operator_restart_resumes_a_launching_trial(namespace, crds, sweep
                           .read_text())
     user_messages = [m for m in evidence["messages"] if m["author_role"] == "user"]
     assert [m["id"] for m in user_messages] == [status["taskEventId"]]
+    # stopped before its first write, the trial was fresh to both operators: each announced it,
+    # and the Event's name (the trial's and its uid's) made the second post meet the first
+    events = kubectl_json("-n", namespace, "get", "events", "--field-selector",
+                          f"involvedObject.name={trial['metadata']['name']}")["items"]
+    assert [e["reason"] for e in events].count("Admitted") == 1, [e["reason"] for e in events]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from itertools import pairwise
 
 from buzz_operator.api.trial import BuzzTrialStatus
@@ -9,6 +10,7 @@ from buzz_operator.observability.events import (
     MESSAGE_LIMIT,
     Event,
     admitted,
+    announcement,
     regraded,
     sweep_events,
     trial_events,
@@ -79,6 +81,23 @@ def test_admitted_names_sweep_task_and_attempt() -> None:
     assert admitted({"sweepName": "s1", "task": "hello-file", "attempt": 2}).message == (
         "sweep s1 admitted task hello-file attempt 2"
     )
+
+
+def test_a_trials_announcement_is_named_by_trial_and_uid_so_a_second_post_meets_the_first() -> None:
+    trial = {"apiVersion": "bench.buzz.dev/v1alpha1", "kind": "BuzzTrial",
+             "metadata": {"namespace": "ns", "name": "s1-hello-0", "uid": "u-1"},
+             "spec": {"sweepName": "s1", "task": "hello", "attempt": 0}}
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    body = announcement(trial, admitted(trial["spec"]), now=now, component="kopf", instance="dev")
+    assert body["metadata"] == {"namespace": "ns", "name": "s1-hello-0.admitted.u-1"}
+    assert (body["type"], body["reason"], body["message"]) == ("Normal", "Admitted", "sweep s1 admitted task hello attempt 0")
+    assert body["involvedObject"] == {"apiVersion": "bench.buzz.dev/v1alpha1", "kind": "BuzzTrial",
+                                      "namespace": "ns", "name": "s1-hello-0", "uid": "u-1"}
+    assert body["source"] == {"component": "kopf"} and body["eventTime"] == now.isoformat()
+    # the same trial recreated under the same name is another uid, and another announcement
+    again = {**trial, "metadata": {**trial["metadata"], "uid": "u-2"}}
+    other = announcement(again, admitted(trial["spec"]), now=now, component="kopf", instance="dev")
+    assert other["metadata"]["name"] != body["metadata"]["name"]
 
 
 def test_sweep_condition_transitions_only() -> None:

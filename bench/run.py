@@ -53,6 +53,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "relay": [],
     "storage": [],
     "results": [],
+    "tick": [],
     "trial": ["--attempts", "5"],
     "node": [],
     "scale": ["--trials", "10000", "--timeout", "660"],

@@ -16,7 +16,7 @@ import logging
 import os
 import tempfile
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -34,6 +34,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
 from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.runtime_settled import SettledTrials
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
@@ -153,13 +154,6 @@ def trials_known(trial_summaries: kopf.Index[None, TrialSummary], memo: kopf.Mem
     return len(trial_summaries.get(None, [])) + (len(settled) if settled is not None else 0)
 
 
-def _known(watched: list[TrialSummary], settled: Iterable[TrialSummary]) -> list[TrialSummary]:
-    """Every trial the operator knows: kopf's index and the settled ones. A trial being settled
-    or unsettled for a regrade can be in both for a moment; kopf's entry is the newer."""
-    names = {(t.namespace, t.name) for t in watched}
-    return watched + [t for t in settled if (t.namespace, t.name) not in names]
-
-
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
 @_held
 async def reconcile_sweep(
@@ -171,14 +165,17 @@ async def reconcile_sweep(
         # a restarted operator sees every settled trial before it plans (nothing created twice)
         await memo.settled.ready(memo.kube, body.metadata.namespace)
         watched = list(trial_summaries.get(None, []))
-        # the settled trials of other sweeps hold no slot, so admission needs only this sweep's;
-        # they are rebuilt from columns for this reconcile and dropped after it
-        known = _known(watched, memo.settled.summaries(body.metadata.namespace, body.metadata.name))
+        # settled trials hold no slot: admission needs only kopf's; the sweep's own settled ones
+        # are read from columns a summary at a time, whenever the reconcile reads the sweep
+        namespace, name = body.metadata.namespace, body.metadata.name
+        mine = SweepTrials([t for t in watched if t.sweep == name and t.namespace == namespace],
+                           settled=lambda: memo.settled.summaries(namespace, name),
+                           settled_by_name=lambda: memo.settled.summaries_by_name(namespace, name))
         watched_keys = [(t.namespace, t.name) for t in watched]
         metrics.SNAPSHOT.retain_trials(watched_keys)
         logs.retain_trials(watched_keys)
-        patch = await sweep_runtime.reconcile(memo.kube, body, known, memo.settings)
-        del known
+        patch = await sweep_runtime.reconcile(memo.kube, body, watched, mine, memo.settings)
+        del mine
         patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.get("generation"))
         if patch:
             await _patch_status(memo, body, SWEEPS, patch)

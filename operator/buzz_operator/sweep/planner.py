@@ -8,7 +8,7 @@ duplicate). The hash suffix keeps names unique and short whatever the task names
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from buzz_operator.api import labels
@@ -94,6 +94,33 @@ def plan_trials(
             for attempt in range(1, attempts + 1) for task in tasks]
 
 
+class Existing:
+    """Which of the plan's (task, attempt) pairs have a BuzzTrial: a byte per planned trial (100 KB
+    at 100,000), where a set of the pairs was about 100 bytes a trial, made anew every reconcile.
+    A pair outside the plan (a task the dataset no longer lists) is never asked about."""
+
+    def __init__(self, tasks: Sequence[str], attempts: int) -> None:
+        self.index = {task: i for i, task in enumerate(tasks)}
+        self.attempts = attempts
+        self.marks = bytearray(len(self.index) * max(attempts, 0))
+
+    def _slot(self, task: str, attempt: int) -> int | None:
+        i = self.index.get(task)
+        if i is None or not 1 <= attempt <= self.attempts:
+            return None
+        return (attempt - 1) * len(self.index) + i
+
+    def add(self, task: str, attempt: int) -> None:
+        if (slot := self._slot(task, attempt)) is not None:
+            self.marks[slot] = 1
+
+    def __contains__(self, pair: object) -> bool:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            return False
+        slot = self._slot(*pair)
+        return slot is not None and bool(self.marks[slot])
+
+
 @dataclass(frozen=True)
 class MissingTrials:
     """The planned trials that have no BuzzTrial yet: how many, and the first of them in plan order."""
@@ -108,7 +135,7 @@ def plan_missing(
     condition_hash: str,
     tasks: Sequence[str],
     attempts: int,
-    existing: Set[tuple[str, int]],
+    existing: Container[tuple[str, int]],
     limit: int,
 ) -> MissingTrials:
     """plan_trials without the trials in `existing` ((task, attempt) pairs), named only for the

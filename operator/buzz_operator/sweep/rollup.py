@@ -8,8 +8,7 @@ verifiers' "fully solved"); partial rewards count toward the mean, not toward pa
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from math import comb
 
@@ -66,42 +65,86 @@ def k_values(attempts: int) -> list[int]:
     return values
 
 
-def rollup(trials: Sequence[TrialSummary], attempts: int, *, planned: int | None = None) -> SweepRollup:
-    """Figures for one sweep. ``planned`` is tasks × attempts; trials not yet created count as pending."""
+class Tally:
+    """A sweep's figures added up a trial at a time: what `rollup` needs of each trial is counted
+    as it goes by — per task only how many were scored and how many passed — so the trials can be
+    read once, as a stream, and none is held (a list of every trial on every reconcile was the
+    largest thing a 100,000-trial sweep's tick allocated: docs/performance.md#memory)."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(TrialState, 0)
+        self.created = 0
+        self.scored = 0
+        self.reward_sum = 0.0
+        self.by_task: dict[str, list[int]] = {}  # task -> [scored, passed]
+        self.cost_floor = 0.0
+        self.cost_ceiling = 0.0
+
+    def add(self, trial: TrialSummary) -> None:
+        self.counts[trial.state] += 1
+        self.created += 1
+        self.cost_floor += trial.cost_floor
+        self.cost_ceiling += trial.cost_ceiling
+        if trial.scored:
+            reward = trial.reward if trial.reward is not None else 0.0
+            self.scored += 1
+            self.reward_sum += reward
+            task = self.by_task.get(trial.task)
+            if task is None:
+                task = self.by_task[trial.task] = [0, 0]
+            task[0] += 1
+            task[1] += reward >= PASS_THRESHOLD
+
+    def merge(self, other: Tally) -> None:
+        for state, count in other.counts.items():
+            self.counts[state] += count
+        self.created += other.created
+        self.scored += other.scored
+        self.reward_sum += other.reward_sum
+        self.cost_floor += other.cost_floor
+        self.cost_ceiling += other.cost_ceiling
+        for name, (n, c) in other.by_task.items():
+            task = self.by_task.setdefault(name, [0, 0])
+            task[0] += n
+            task[1] += c
+
+    def figures(self, attempts: int, *, planned: int | None = None) -> SweepRollup:
+        """``planned`` is tasks × attempts; trials not yet created count as pending."""
+        if attempts < 1:
+            raise ValueError(f"attempts must be >= 1, not {attempts}")
+        total = max(planned or 0, self.created)
+        pass_rates: dict[str, float] = {}
+        for k in k_values(attempts):
+            estimates = [pass_at_k(n, c, k) for n, c in self.by_task.values() if n >= k]
+            if estimates:
+                pass_rates[str(k)] = sum(estimates) / len(estimates)
+        counts = self.counts
+        return SweepRollup(
+            pending=counts[TrialState.PENDING] + (total - self.created),
+            running=counts[TrialState.RUNNING],
+            succeeded=counts[TrialState.SUCCEEDED],
+            failed=counts[TrialState.FAILED],
+            broken=counts[TrialState.BROKEN],
+            total=total,
+            not_created=total - self.created,
+            scored=self.scored,
+            mean_reward=self.reward_sum / self.scored if self.scored else None,
+            pass_at_k=pass_rates,
+            cost_floor=self.cost_floor,
+            cost_ceiling=self.cost_ceiling,
+        )
+
+
+def tally(trials: Iterable[TrialSummary]) -> Tally:
+    counted = Tally()
+    for trial in trials:
+        counted.add(trial)
+    return counted
+
+
+def rollup(trials: Iterable[TrialSummary], attempts: int, *, planned: int | None = None) -> SweepRollup:
+    """Figures for one sweep, the trials read once. ``planned`` is tasks × attempts; trials not yet
+    created count as pending."""
     if attempts < 1:
         raise ValueError(f"attempts must be >= 1, not {attempts}")
-    counts = dict.fromkeys(TrialState, 0)
-    for trial in trials:
-        counts[trial.state] += 1
-    created = len(trials)
-    total = max(planned or 0, created)
-    scored = [trial for trial in trials if trial.scored]
-    rewards = [trial.reward if trial.reward is not None else 0.0 for trial in scored]
-
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for trial, reward in zip(scored, rewards, strict=True):
-        by_task[trial.task].append(reward)
-    pass_rates: dict[str, float] = {}
-    for k in k_values(attempts):
-        estimates = [
-            pass_at_k(len(values), sum(1 for value in values if value >= PASS_THRESHOLD), k)
-            for values in by_task.values()
-            if len(values) >= k
-        ]
-        if estimates:
-            pass_rates[str(k)] = sum(estimates) / len(estimates)
-
-    return SweepRollup(
-        pending=counts[TrialState.PENDING] + (total - created),
-        running=counts[TrialState.RUNNING],
-        succeeded=counts[TrialState.SUCCEEDED],
-        failed=counts[TrialState.FAILED],
-        broken=counts[TrialState.BROKEN],
-        total=total,
-        not_created=total - created,
-        scored=len(scored),
-        mean_reward=sum(rewards) / len(rewards) if rewards else None,
-        pass_at_k=pass_rates,
-        cost_floor=sum(trial.cost_floor for trial in trials),
-        cost_ceiling=sum(trial.cost_ceiling for trial in trials),
-    )
+    return tally(trials).figures(attempts, planned=planned)

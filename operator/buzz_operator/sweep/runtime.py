@@ -9,7 +9,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -31,11 +31,12 @@ from buzz_operator.storage import ObjectStore, StorageError, StorageUnavailable
 from buzz_operator.storage.bundle import set_aside
 from buzz_operator.sweep import runtime_store
 from buzz_operator.sweep.admission import AdmissionDecision, admit
+from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
-from buzz_operator.sweep.planner import plan_missing
+from buzz_operator.sweep.planner import Existing, plan_missing
 from buzz_operator.sweep.rerun import select_regrades, select_reruns
-from buzz_operator.sweep.rollup import rollup
+from buzz_operator.sweep.rollup import Tally, rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.summary import TrialSummary, just_created
 from buzz_operator.sweep.summary_doc import results_digest, summary_due, summary_head
@@ -135,14 +136,16 @@ async def _create_all(kube: Kube, namespace: str, bodies: Sequence[dict[str, Any
 
 
 async def reconcile(
-    kube: Kube, body: Mapping[str, Any], known: Sequence[TrialSummary], settings: OperatorSettings
+    kube: Kube, body: Mapping[str, Any], watched: Sequence[TrialSummary], mine: SweepTrials,
+    settings: OperatorSettings,
 ) -> dict[str, Any]:
-    """The merge patch for the sweep's status ({} when nothing changed)."""
+    """The merge patch for the sweep's status ({} when nothing changed). `watched`: the trials
+    kopf watches, of every sweep (the unsettled ones: all that can hold a slot); `mine`: this
+    sweep's, settled ones too, read as a stream (sweep/known.py)."""
     meta = body["metadata"]
     name, namespace, uid = meta["name"], meta["namespace"], meta["uid"]
     generation = meta.get("generation")
     previous = BuzzSweepStatus.model_validate(body.get("status") or {})
-    mine = [s for s in known if s.sweep == name and s.namespace == namespace]
     now = datetime.now(UTC)
     try:
         spec = BuzzSweepSpec.model_validate(body.get("spec") or {})
@@ -165,7 +168,7 @@ async def reconcile(
     # Preflight first: its canary installs the stack the trials will, and the lock records the
     # digests it read. It runs before the sweep's first trial only; later the recorded one stands.
     preflight = previous.preflight
-    if not mine:
+    if mine.empty():
         preflight = await preflight_gate(
             kube, body, spec, manifest, tasks, previous, now, store=store, dataset=dataset,
             stack=settings.stack, operator_image=settings.operator_image)
@@ -198,12 +201,18 @@ async def reconcile(
     if spec.regrade and generation:
         for trial in select_regrades(mine, generation):
             await _ask_regrade(kube, namespace, trial.name, generation)
-    missing = plan_missing(name, uid, manifest.sha256, [t.name for t in tasks], spec.attempts,
-                           {(s.task, s.attempt) for s in mine}, limit=spec.parallelism)
+    # one pass over the sweep's trials for the planner and the figures, nothing of them held
+    task_names = [t.name for t in tasks]
+    existing, counted = Existing(task_names, spec.attempts), Tally()
+    for trial in mine:
+        existing.add(trial.task, trial.attempt)
+        counted.add(trial)
+    created = counted.created
+    missing = plan_missing(name, uid, manifest.sha256, task_names, spec.attempts, existing, limit=spec.parallelism)
     decision = admit(
-        missing.first, list(known), waiting=missing.count, parallelism=spec.parallelism,
+        missing.first, watched, waiting=missing.count, parallelism=spec.parallelism,
         endpoint_caps=dict(settings.endpoint_caps or {}),
-        operator_cap=settings.operator_cap, cost_so_far=sum(s.cost_ceiling for s in mine),
+        operator_cap=settings.operator_cap, cost_so_far=counted.cost_ceiling,
         max_cost=spec.budget.max_cost_usd if spec.budget else None, suspended=spec.suspend,
         endpoints=roster_endpoints(manifest), namespace=namespace,
     )
@@ -220,8 +229,10 @@ async def reconcile(
     # the trials just created are pending ones now, not "not created": counted so, a sweep that
     # admits its next trial as its last one finishes stays Running instead of flapping to
     # NoTrialsActive for one tick (an Event and a status write per trial at spec.parallelism 1)
-    figures = rollup([*mine, *(just_created(p.name, p.sweep, p.task, p.attempt, namespace) for p in decision.admit)], spec.attempts,
-                     planned=len(tasks) * spec.attempts)
+    for planned_trial in decision.admit:
+        counted.add(just_created(planned_trial.name, planned_trial.sweep, planned_trial.task, planned_trial.attempt,
+                                 namespace))
+    figures = counted.figures(spec.attempts, planned=len(tasks) * spec.attempts)
     new = next_sweep_status(
         previous, rollup=figures, decision=decision, condition_name=manifest.condition,
         condition_hash=manifest.sha256, suspended=spec.suspend,
@@ -230,13 +241,13 @@ async def reconcile(
     new = new.model_copy(update={"lock_digest": digest})
     written = _summary_written.get(uid)
     since = None if written is None else time.monotonic() - written
-    if (summary_due(len(mine), figures.finished, since) and (results := results_digest(mine)) is not None
+    if (summary_due(created, figures.finished, since) and (results := results_digest(mine)) is not None
             and results != previous.summary_digest):
         head = summary_head(sweep=name, namespace=namespace, condition=manifest.condition,
                             condition_hash=manifest.sha256, rollup=figures, trials=mine,
                             attempts=spec.attempts, now=now)
         try:
-            url = await runtime_store.write_summary(store, name, head, mine)
+            url = await runtime_store.write_summary(store, name, head, mine.by_name())
             _summary_written[uid] = time.monotonic()
             new = new.model_copy(update={"summary_url": url, "summary_digest": results})
         except StorageError as error:  # summaryDigest unchanged: the next tick writes it
@@ -272,11 +283,11 @@ async def _delete(kube: Kube, namespace: str, name: str) -> None:
 
 
 def _invalid(
-    previous: BuzzSweepStatus, message: str, mine: Sequence[TrialSummary], now: datetime, generation: int | None,
+    previous: BuzzSweepStatus, message: str, mine: Iterable[TrialSummary], now: datetime, generation: int | None,
     *, reason: str = "InvalidSpec",
 ) -> dict[str, Any]:
     new = next_sweep_status(
-        previous, rollup=rollup(mine, 1, planned=len(mine)), decision=AdmissionDecision(), condition_name=None,
+        previous, rollup=rollup(mine, 1), decision=AdmissionDecision(), condition_name=None,
         condition_hash=previous.condition_hash, suspended=False, max_cost=None, invalid=message, now=now,
         generation=generation, invalid_reason=reason,
     )

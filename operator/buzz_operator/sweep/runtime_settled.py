@@ -140,6 +140,11 @@ class SettledTrials:
             if namespace is None or name == namespace:
                 yield from (kept.trials.rows() if sweep is None else kept.trials.rows(sweep=sweep))
 
+    def summaries_by_name(self, namespace: str, sweep: str) -> Iterator[TrialSummary]:
+        """One sweep's settled trials' summaries in name order (summary.json's), built as read."""
+        kept = self.namespaces.get(namespace)
+        return iter(()) if kept is None else kept.trials.rows_by_key(sweep=sweep)
+
     def records(self) -> Iterator[tuple[Any, ...]]:
         """Every settled trial's metrics record as a tuple in the record's field order."""
         for kept in list(self.namespaces.values()):

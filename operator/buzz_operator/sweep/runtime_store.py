@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 import json
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,12 @@ async def lock_storage(
 
 
 async def write_summary(store: ObjectStore, sweep: str, head: Mapping[str, Any],
-                        trials: Sequence[TrialSummary]) -> str:
-    """summary.json replaced whole (readers see old or new); its URL. Written a trial at a time
-    to a temporary file (summary_doc.summary_text) and uploaded from there, in a thread: the
-    document of a large sweep is tens of MB that the operator would otherwise hold at once."""
+                        ordered: Iterable[TrialSummary]) -> str:
+    """summary.json replaced whole (readers see old or new); its URL. The trials come in name
+    order (sweep/known.py `SweepTrials.by_name`) and are written a trial at a time to a temporary
+    file (summary_doc.summary_text) and uploaded from there, in a thread: the document of a large
+    sweep is tens of MB that the operator would otherwise hold at once."""
     key = sweep_summary_key(sweep)
-    ordered = sorted(trials, key=lambda t: t.name)  # references only: the lines are made one by one
     try:
         with tempfile.TemporaryDirectory(prefix="buzz-summary-") as folder:
             path = Path(folder) / "summary.json"

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from buzz_operator.api.stack import pooled_stack
-from buzz_operator.sweep.rollup import SweepRollup, rollup
+from buzz_operator.sweep.rollup import SweepRollup, Tally
 from buzz_operator.sweep.summary import TrialSummary
 
 SUMMARY_VERSION = 1
@@ -46,7 +46,7 @@ def summary_head(
     condition: str,
     condition_hash: str,
     rollup: SweepRollup,
-    trials: Sequence[TrialSummary],
+    trials: Iterable[TrialSummary],
     attempts: int,
     now: datetime,
 ) -> dict[str, Any]:
@@ -99,20 +99,29 @@ def summary_text(head: Mapping[str, Any], trials: Iterable[TrialSummary]) -> Ite
     yield ("]" if first else "\n  ]") + after + "\n"
 
 
-def stack_rows(condition: str, condition_hash: str, trials: Sequence[TrialSummary], attempts: int) -> list[dict[str, Any]]:
+def stack_rows(condition: str, condition_hash: str, trials: Iterable[TrialSummary], attempts: int) -> list[dict[str, Any]]:
     """The finished trials' figures keyed by (condition, conditionHash, stackDigest), one row per
-    stack they ran; stackDigest null for trials whose stack is not known."""
-    finished = [t for t in trials if not t.active]
-    known = {t.stack_digest for t in finished if t.stack_digest}
-    groups: dict[str | None, list[TrialSummary]] = {}
-    for trial in finished:
-        groups.setdefault(pooled_stack(trial.stack_digest, known), []).append(trial)
+    stack they ran; stackDigest null for trials whose stack is not known. Read in one pass, a
+    tally per stack (those without one pooled at the end, api/stack.py `pooled_stack`)."""
+    by_digest: dict[str | None, Tally] = {}
+    for trial in trials:
+        if not trial.active:
+            digest = trial.stack_digest or None
+            (by_digest.get(digest) or by_digest.setdefault(digest, Tally())).add(trial)
+    known = {digest for digest in by_digest if digest}
+    groups: dict[str | None, Tally] = {}
+    for digest, counted in by_digest.items():
+        pooled = pooled_stack(digest, known)
+        if pooled in groups:
+            groups[pooled].merge(counted)
+        else:
+            groups[pooled] = counted
     rows = []
-    for digest, members in sorted(groups.items(), key=lambda item: item[0] or ""):
-        figures = rollup(members, attempts)
+    for digest, counted in sorted(groups.items(), key=lambda item: item[0] or ""):
+        figures = counted.figures(attempts)
         rows.append({
             "condition": condition, "conditionHash": condition_hash, "stackDigest": digest,
-            "trials": len(members), "scored": figures.scored, "meanReward": figures.mean_reward,
+            "trials": counted.created, "scored": figures.scored, "meanReward": figures.mean_reward,
             "passAtK": dict(figures.pass_at_k), "costUSD": {"floor": figures.cost_floor, "ceiling": figures.cost_ceiling},
         })
     return rows

@@ -41,8 +41,10 @@ operations = st.lists(st.one_of(st.tuples(st.just("put"), rows), st.tuples(st.ju
 @settings(max_examples=200, deadline=None)
 @given(operations)
 def test_a_table_is_a_dict_of_rows_by_key(ops: list[tuple[str, object]]) -> None:
-    # compaction within a short run, and an index small enough that probe paths collide
-    (columns.COMPACT_AT, columns.MIN_SLOTS), saved = (4, 4), (columns.COMPACT_AT, columns.MIN_SLOTS)
+    # compaction within a short run, an index small enough that probe paths collide, and keys
+    # decoded a few rows at a time
+    saved = (columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK)
+    columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = 4, 4, 3
     try:
         table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
         model: dict[str, Row] = {}
@@ -60,9 +62,12 @@ def test_a_table_is_a_dict_of_rows_by_key(ops: list[tuple[str, object]]) -> None
             assert table.get(name) == model.get(name) and (name in table) == (name in model)
         for task in ("a", "b", "z"):
             assert sorted(table.rows(task=task)) == sorted(r for r in model.values() if r.task == task)
+            assert list(table.rows_by_key(task=task)) == sorted((r for r in model.values() if r.task == task),
+                                                                key=lambda r: r.name)
+        assert list(table.rows_by_key()) == sorted(model.values(), key=lambda r: r.name)
         assert len(table.alive) - table.live <= max(table.live, columns.COMPACT_AT)  # the dead are bounded
     finally:
-        columns.COMPACT_AT, columns.MIN_SLOTS = saved
+        columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = saved
 
 
 def test_values_equal_across_types_stay_apart() -> None:
@@ -137,3 +142,24 @@ def test_codes_widen_as_the_distinct_values_grow() -> None:
     assert table.columns["task"].codes.itemsize == 4  # type: ignore[union-attr]
     assert table.get("t255") == Row("t255", "task-255", 255, 0.0) and table.get("t65536").task == "task-65536"  # type: ignore[union-attr]
     assert [r.task for r in table.rows(task="task-69999")] == ["task-69999"]
+
+
+def test_rows_read_in_key_order_stay_whole_when_the_table_compacts_meanwhile() -> None:
+    # summary.json is written from a thread while the watch changes the table: the rows asked for
+    # come back as they were, even when removals rebuild the columns halfway through the read
+    (columns.COMPACT_AT, columns.MIN_SLOTS), saved = (4, 4), (columns.COMPACT_AT, columns.MIN_SLOTS)
+    try:
+        table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+        before = [Row(f"t-{i:02d}", "abc"[i % 3], i, i / 4) for i in range(30)][::-1]
+        for row in before:
+            table.put(row)
+        reading = table.rows_by_key()
+        first = [next(reading) for _ in range(5)]
+        width = len(table.alive)
+        for row in before[:25]:
+            table.remove(row.name)
+        table.put(Row("t-00", "z", 99, 9.0))  # replaced meanwhile: the read still has the old row
+        assert len(table.alive) < width  # compacted: the columns were rebuilt
+        assert first + list(reading) == sorted(before, key=lambda r: r.name)
+    finally:
+        columns.COMPACT_AT, columns.MIN_SLOTS = saved

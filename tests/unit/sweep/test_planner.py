@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from buzz_operator.api.naming import is_dns_label, is_label_value
-from buzz_operator.sweep.planner import plan_missing, plan_trials, trial_name
+from buzz_operator.sweep.planner import Existing, plan_missing, plan_trials, trial_name
 from buzz_operator.trial.names import TRIAL_NAME_MAX, relay_trial_id
 from hypothesis import given
 from hypothesis import strategies as st
@@ -105,6 +105,13 @@ def test_missing_is_the_plan_without_existing_pairs_named_up_to_the_limit(
     expected = [p for p in full if (p.task, p.attempt) not in existing]
     assert missing.count == len(expected)
     assert missing.first == expected[:limit]  # same names, relay ids and labels, in plan order
+    # the reconcile's byte-a-trial marks answer as the set does, pairs outside the plan ignored
+    marks = Existing(tasks, attempts)
+    for task, attempt in [*existing, ("not-a-task", 1), (tasks[0], 0), (tasks[0], attempts + 1)]:
+        marks.add(task, attempt)
+    assert plan_missing("demo", "uid-1", HASH, tasks, attempts, marks, limit) == missing
+    assert {(p.task, p.attempt) for p in full if (p.task, p.attempt) in marks} == existing
+    assert ("not-a-task", 1) not in marks and (tasks[0], 0) not in marks and "x" not in marks
 
 
 def test_missing_checks_its_input_as_the_plan_does() -> None:

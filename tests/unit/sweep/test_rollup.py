@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from buzz_operator.sweep.rollup import k_values, pass_at_k, rollup
+from buzz_operator.sweep.rollup import k_values, pass_at_k, rollup, tally
 from buzz_operator.sweep.summary import TrialState, TrialSummary
 from hypothesis import given
 from hypothesis import strategies as st
@@ -104,3 +104,32 @@ def test_partial_rewards_count_toward_the_mean_not_pass() -> None:
 def test_empty_sweep_is_not_finished() -> None:
     result = rollup([], 3, planned=0)
     assert (result.total, result.finished, result.mean_reward) == (0, False, None)
+
+
+trial_lists = st.lists(
+    st.builds(_trial, task=st.sampled_from(["a", "b", "c"]), attempt=st.integers(1, 4),
+              state=st.sampled_from(list(TrialState)), reward=st.sampled_from([None, 0.0, 0.5, 1.0]),
+              scored=st.booleans(), cost=st.tuples(st.floats(0, 5), st.floats(0, 5))),
+    max_size=30)
+
+
+@given(trial_lists, st.integers(0, 30))
+def test_a_tally_read_once_or_in_parts_merged_gives_the_same_figures(trials: list[TrialSummary], cut: int) -> None:
+    # the reconcile reads the sweep's trials once, as a stream; summary.json pools stacks by merging
+    whole = rollup(iter(trials), 4, planned=20)
+    left, right = tally(trials[:cut]), tally(trials[cut:])
+    left.merge(right)
+    merged = left.figures(4, planned=20)
+    assert (merged.pending, merged.running, merged.succeeded, merged.failed, merged.broken, merged.total,
+            merged.scored, merged.not_created) == (whole.pending, whole.running, whole.succeeded, whole.failed,
+                                                   whole.broken, whole.total, whole.scored, whole.not_created)
+    assert merged.pass_at_k == pytest.approx(whole.pass_at_k)
+    assert (merged.mean_reward is None) == (whole.mean_reward is None)
+    if whole.mean_reward is not None:
+        assert merged.mean_reward == pytest.approx(whole.mean_reward)
+    assert (merged.cost_floor, merged.cost_ceiling) == (pytest.approx(whole.cost_floor), pytest.approx(whole.cost_ceiling))
+    # scored rewards as the list-based figures had them: passes are rewards of 1.0 or more
+    scored = [t for t in trials if t.scored]
+    assert whole.scored == len(scored)
+    if scored:
+        assert whole.mean_reward == pytest.approx(sum(t.reward or 0.0 for t in scored) / len(scored))

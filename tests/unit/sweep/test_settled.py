@@ -9,8 +9,8 @@ from typing import Any
 
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus
-from buzz_operator.handlers import _known
 from buzz_operator.observability import metrics
+from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.runtime_settled import Namespace, SettledTrials
 from buzz_operator.sweep.summary import TrialState, TrialSummary
 from buzz_operator.trial.runtime import regrade_wanted
@@ -100,15 +100,25 @@ def test_the_reconcile_knows_both_and_prefers_kopfs_entry() -> None:
     settled.add(labelled("done"))
     settled.add(labelled("regrading"))
     settled.add(labelled("elsewhere", namespace="other"))
-    watched = [summary("running", TrialState.RUNNING), summary("regrading", TrialState.FAILED)]
-    known = _known(watched, settled.summaries())
-    assert sorted((t.namespace, t.name) for t in known) == [
-        ("ns", "done"), ("ns", "regrading"), ("ns", "running"), ("other", "elsewhere")]
-    assert next(t for t in known if t.name == "regrading").state is TrialState.FAILED
+    watched = [summary("running", TrialState.RUNNING), summary("regrading", TrialState.FAILED),
+               summary("another", TrialState.RUNNING)]
+    mine = SweepTrials(watched, settled=lambda: settled.summaries("ns", "s"),
+                       settled_by_name=lambda: settled.summaries_by_name("ns", "s"))
+    assert sorted(t.name for t in mine) == ["another", "done", "regrading", "running"]
+    assert sorted(t.name for t in mine) == sorted(t.name for t in mine)  # read again: a stream each time
+    assert next(t for t in mine if t.name == "regrading").state is TrialState.FAILED
+    # in name order, merged from kopf's entries and the columns; and sorted when no ordered reader
+    assert [t.name for t in mine.by_name()] == ["another", "done", "regrading", "running"]
+    assert next(t for t in mine.by_name() if t.name == "regrading").state is TrialState.FAILED
+    unordered = SweepTrials(watched, settled=lambda: settled.summaries("ns", "s"))
+    assert list(unordered.by_name()) == list(mine.by_name())
+    assert not mine.empty() and SweepTrials([]).empty()
+    assert SweepTrials([], settled=lambda: settled.summaries("ns", "s")).empty() is False
     assert len(settled) == 3
     # a reconcile asks for its own sweep's settled trials only: the others hold no slot
     assert sorted(t.name for t in settled.summaries("ns", "s")) == ["done", "regrading"]
     assert list(settled.summaries("ns", "another-sweep")) == []
+    assert list(settled.summaries_by_name("nowhere", "s")) == []
 
 
 def test_a_trial_settles_unless_a_regrade_is_still_to_run() -> None:

@@ -12,6 +12,7 @@ import pytest
 from buzz_operator.storage import StorageUnavailable
 from buzz_operator.storage.file_store import FileStore
 from buzz_operator.sweep import runtime_store
+from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.summary import TrialState, TrialSummary
 from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_head, summary_text
@@ -126,7 +127,7 @@ def test_the_streamed_text_is_the_document_json_writes_byte_for_byte() -> None:
 def test_write_summary_streams_to_the_store(tmp_path: Path) -> None:
     trials = [_trial(f"t{i:03d}-0", TrialState.SUCCEEDED, 1.0, 0.1) for i in range(250)][::-1]  # any order in
     store = FileStore(tmp_path)
-    url = asyncio.run(runtime_store.write_summary(store, "s", _head(trials), trials))
+    url = asyncio.run(runtime_store.write_summary(store, "s", _head(trials), SweepTrials(trials).by_name()))
     assert url.endswith("/s/summary.json")
     assert asyncio.run(store.get("s/summary.json")).decode() == _expected(trials)
 

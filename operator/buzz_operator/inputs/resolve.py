@@ -33,6 +33,7 @@ from buzz_operator.condition import (
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.secret_reads import SecretRead
 from buzz_operator.relay.hosts import relay_url_problem
 from buzz_operator.relay.nostr import KeyFormatError, secret_key_hex
 from buzz_operator.relay.tenant_models import RelayTarget
@@ -131,7 +132,8 @@ def endpoints_from_config_map(data: Mapping[str, str], key: str) -> EndpointConf
 
 
 async def load_endpoints(
-    kube: Kube, namespace: str, spec: BuzzSweepSpec, manifest: ExperimentManifest
+    kube: Kube, namespace: str, spec: BuzzSweepSpec, manifest: ExperimentManifest, *,
+    read_secret: SecretRead = objects.read_secret,
 ) -> tuple[EndpointConfig, dict[str, str]]:
     """The endpoint config and `{api_key_env: key}` for the endpoints the roster uses."""
     source = spec.endpoints
@@ -152,7 +154,7 @@ async def load_endpoints(
     keys: dict[str, str] = {}
     if source.secret_ref is not None:
         try:
-            stored = await objects.read_secret(kube, namespace, source.secret_ref.name)
+            stored = await read_secret(kube, namespace, source.secret_ref.name)
         except ApiException as exc:
             raise InputError("spec.endpoints.secretRef", f"Secret cannot be read (HTTP {exc.status})") from exc
         wanted = {config[e.endpoint].api_key_env for e in manifest.roster}
@@ -160,9 +162,9 @@ async def load_endpoints(
     return config, keys
 
 
-async def _relay_secret(kube: Kube, namespace: str, ref: SecretKeyRef, field: str) -> str:
+async def _relay_secret(kube: Kube, namespace: str, ref: SecretKeyRef, field: str, read_secret: SecretRead) -> str:
     try:
-        return (await objects.read_secret(kube, namespace, ref.name, key=ref.key))[ref.key]
+        return (await read_secret(kube, namespace, ref.name, key=ref.key))[ref.key]
     except ApiException as exc:
         raise InputError(field, f"Secret {ref.name} cannot be read (HTTP {exc.status})") from exc
     except KeyError as exc:
@@ -214,14 +216,15 @@ def dsn_problem(dsn: str) -> str | None:
     return None
 
 
-async def relay_ca_bundle(kube: Kube, namespace: str, source: RelayCABundle) -> str:
+async def relay_ca_bundle(kube: Kube, namespace: str, source: RelayCABundle, *,
+                          read_secret: SecretRead = objects.read_secret) -> str:
     """The PEM of spec.relay.caBundle, read and checked where it is first read: a document that
     is not CA certificates is the spec's fault, named once, not a TLS error in every trial."""
     if source.secret_key_ref is not None:
         ref, kind = source.secret_key_ref, "Secret"
         field = "spec.relay.caBundle.secretKeyRef"
         try:
-            data = await objects.read_secret(kube, namespace, ref.name)
+            data = await read_secret(kube, namespace, ref.name)
         except ApiException as exc:
             raise InputError(field, f"Secret {ref.name} cannot be read (HTTP {exc.status})") from exc
         except UnicodeDecodeError as exc:  # a binary value (a keystore) beside the PEM
@@ -240,18 +243,19 @@ async def relay_ca_bundle(kube: Kube, namespace: str, source: RelayCABundle) -> 
     return pem
 
 
-async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> RelayTarget:
+async def relay_target(kube: Kube, namespace: str, spec: BuzzSweepSpec, *,
+                       read_secret: SecretRead = objects.read_secret) -> RelayTarget:
     relay = spec.relay
     if problem := relay_url_problem(relay.url):
         raise InputError("spec.relay.url", problem)
     ref = relay.owner_key_secret_ref
-    owner = owner_key_hex(await _relay_secret(kube, namespace, ref, "spec.relay.ownerKeySecretRef"), ref)
+    owner = owner_key_hex(await _relay_secret(kube, namespace, ref, "spec.relay.ownerKeySecretRef", read_secret), ref)
     dsn_ref = relay.postgres_dsn_secret_ref
-    dsn = (await _relay_secret(kube, namespace, dsn_ref, "spec.relay.postgresDsnSecretRef")).strip()
+    dsn = (await _relay_secret(kube, namespace, dsn_ref, "spec.relay.postgresDsnSecretRef", read_secret)).strip()
     if problem := dsn_problem(dsn):
         raise InputError("spec.relay.postgresDsnSecretRef",
                          f"Secret {dsn_ref.name} key {dsn_ref.key} is not a Postgres URL: {problem}")
-    ca_pem = await relay_ca_bundle(kube, namespace, relay.ca_bundle) if relay.ca_bundle is not None else None
+    ca_pem = await relay_ca_bundle(kube, namespace, relay.ca_bundle, read_secret=read_secret) if relay.ca_bundle is not None else None
     if not is_loopback_url(relay.url):
         # direct: the operator dials the URL as written, exactly as the agents do
         return RelayTarget(url=relay.url, owner_secret_hex=owner, pg_dsn=dsn, ca_pem=ca_pem)
@@ -297,7 +301,8 @@ def quarantine_prefix(spec: BuzzSweepSpec, environ: Mapping[str, str] = os.envir
 ACCESS_KEY, SECRET_KEY, REGION_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"
 
 
-async def open_sweep_store(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> ObjectStore:
+async def open_sweep_store(kube: Kube, namespace: str, spec: BuzzSweepSpec, *,
+                           read_secret: SecretRead = objects.read_secret) -> ObjectStore:
     """The sweep's object store, with the credentials Secret when the spec names one (the
     operator's own AWS_* environment otherwise)."""
     url = storage_url(spec)
@@ -307,7 +312,7 @@ async def open_sweep_store(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> O
     if spec.storage is not None and spec.storage.credentials_secret_ref is not None:
         ref = spec.storage.credentials_secret_ref
         try:
-            creds = await objects.read_secret(kube, namespace, ref.name)
+            creds = await read_secret(kube, namespace, ref.name)
         except ApiException as exc:
             raise InputError("spec.storage.credentialsSecretRef", f"Secret {ref.name} cannot be read "
                                                                   f"(HTTP {exc.status})") from exc

@@ -1,21 +1,23 @@
 """Everything a trial's corridor steps need, resolved once per drive: the trial's identity and
 spec, the condition, the task, the relay and the store — and the per-try Secret's layout.
 
-Secret material never lives on this object: seat keys are read from the per-try Secret and
-model API keys from the user's Secret when a step needs them, and kept in a mapping whose repr
-is redacted (runtime_keys.py).
+Seat keys are read from the per-try Secret and model API keys from the user's Secret when a
+step needs them, and kept in a mapping whose repr is redacted (runtime_keys.py). The Secrets a
+drive has read are kept in `secret_reads` for that drive only, so each is read once
+(kube/secret_reads.py says what that means for a Secret changed mid-drive); it never prints them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.condition import EndpointConfig, ExperimentManifest, Seat, plan_seats
 from buzz_operator.dataset.task import Task
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.secret_reads import SecretReads
 from buzz_operator.relay.tenant_models import RelayTarget, SeatSecret, TenantSecrets
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.names import pod_name, relay_trial_id, tenant_secret_name
@@ -71,6 +73,8 @@ class TrialContext:
     workdir: Path
     # where bundles with suspected secrets go (spec.storage.quarantinePrefix); "" keeps them in place
     quarantine_prefix: str = ""
+    # every Secret this drive reads, read once (kube/secret_reads.py); load_context shares it with its inputs
+    secret_reads: SecretReads = field(default_factory=SecretReads, compare=False)
 
     @property
     def seats(self) -> list[Seat]:

@@ -19,6 +19,7 @@ from buzz_operator.inputs import datasets, resolve
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.secret_reads import SecretReads
 from buzz_operator.trial.runtime_context import RelayService, TrialContext
 
 
@@ -44,12 +45,13 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
     spec = BuzzTrialSpec.model_validate(trial["spec"])
     sweep = await read_sweep(kube, namespace, spec.sweep_name)
     sweep_spec = BuzzSweepSpec.model_validate(sweep["spec"])
+    reads = SecretReads()  # the drive's Secrets, each read once: these inputs' and its steps'
     condition = await resolve.load_condition(kube, namespace, sweep_spec)
     if condition.manifest.sha256 != spec.condition_hash:
         raise InputError("spec.conditionHash", "the sweep's condition changed after this trial was planned")
-    # the keys are read here only to refuse a sweep whose Secret is gone; steps read them again when used
-    endpoints, _ = await resolve.load_endpoints(kube, namespace, sweep_spec, condition.manifest)
-    store = await resolve.open_sweep_store(kube, namespace, sweep_spec)
+    # the keys are read here only to refuse a sweep whose Secret is gone; steps take them when used
+    endpoints, _ = await resolve.load_endpoints(kube, namespace, sweep_spec, condition.manifest, read_secret=reads)
+    store = await resolve.open_sweep_store(kube, namespace, sweep_spec, read_secret=reads)
     _, tasks = await datasets.load_tasks(kube, namespace, sweep_spec, store)
     task = next((t for t in tasks if t.name == spec.task), None)
     if task is None or task.digest != spec.task_digest:
@@ -61,8 +63,8 @@ async def load_context(kube: Kube, trial: Mapping[str, Any], *, workdir: Path) -
         endpoints=endpoints, task=task,
         api_key_secret=sweep_spec.endpoints.secret_ref.name if sweep_spec.endpoints and sweep_spec.endpoints.secret_ref
         else None,
-        relay=await resolve.relay_target(kube, namespace, sweep_spec),
+        relay=await resolve.relay_target(kube, namespace, sweep_spec, read_secret=reads),
         relay_service=relay_service(sweep_spec),
         store_url=resolve.storage_url(sweep_spec), store=store, quarantine_prefix=resolve.quarantine_prefix(sweep_spec),
-        workdir=workdir,
+        workdir=workdir, secret_reads=reads,
     )

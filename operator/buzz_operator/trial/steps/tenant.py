@@ -15,7 +15,6 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.dataset.config import USER_ACTOR
-from buzz_operator.kube import objects
 from buzz_operator.relay import tenant
 from buzz_operator.relay.tenant_models import (
     DirectoryEntry,
@@ -77,10 +76,10 @@ async def tenant_of(ctx: TrialContext, retry: int) -> tuple[TenantHandle, Tenant
 
 
 async def read_tenant_secrets(ctx: TrialContext, status: BuzzTrialStatus) -> TenantSecrets:
-    """The try's seat keys from its Kubernetes Secret (written by provisioning)."""
+    """The try's seat keys from its Kubernetes Secret (written by provisioning), read once a drive."""
     name = status.tenant_secret or ctx.secret(status.retries)
     try:
-        data = await objects.read_secret(ctx.kube, ctx.namespace, name)
+        data = await ctx.secret_reads(ctx.kube, ctx.namespace, name)
     except ApiException as exc:
         raise StepFailure("ApiServerUnavailable", f"reading Secret {name}: HTTP {exc.status}") from exc
     return secrets_from_data(data, [s.seat_id for s in ctx.seats])

@@ -197,6 +197,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                     s = samples[-1]
                     print(f"  {now - started:5.0f} s: created {s['created']:,}, succeeded {s['succeeded']:,}, "
                           f"operator RSS {s['rss_mb']:.0f} MB, status {s['status_bytes']} B", flush=True)
+                if stopped := next((task for task in fixture if task.done()), None):  # its tasks never end by themselves
+                    raise RuntimeError(f"the fixture playing the trial corridor stopped: {stopped.exception()!r}")
                 if refusal := not_accepted(statuses):
                     raise RuntimeError(f"the sweep was refused: {refusal}")
                 if heaps_asked == 0 and samples[-1]["created"] >= total // 10:

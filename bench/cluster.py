@@ -74,6 +74,9 @@ async def stage(kube: Kube, prefix: str, *, finalized: tuple[str, ...] = ("buzzt
     database = f"bench_{secrets.token_hex(5)}"
     admin_dsn = pg_dsn()
     kubectl("apply", "-f", str(ROOT / "crds"))
+    # served only once Established: on a cluster just brought up, a list right after the apply
+    # is a 404, and a benchmark's watch started then died with it (bench/scale.py sat at 0 trials)
+    kubectl("wait", "--for=condition=Established", "--timeout=60s", "-f", str(ROOT / "crds"))
     kubectl("create", "namespace", namespace)
     admin = await asyncpg.connect(admin_dsn)
     await admin.execute(f'CREATE DATABASE "{database}"')

@@ -218,6 +218,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                 if operator.poll() is not None:
                     raise RuntimeError(f"operator exited {operator.returncode}; log {log_path}:\n"
                                        + log_path.read_text()[-3000:])
+                if stopped := next((task for task in background if task.done()), None):  # they never end by themselves
+                    raise RuntimeError(f"a watch of the benchmark's stopped: {stopped.exception()!r}")
                 if refusal := not_accepted([status]):
                     raise RuntimeError(f"the sweep was refused: {refusal}")
                 if now - last_print >= 30:

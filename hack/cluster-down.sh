@@ -27,7 +27,8 @@ stop containerd
 # shims outlive containerd when it is killed; they belong to this stack if they use its state dir
 pkill -9 -f "containerd-shim.*$RUN/containerd" 2>/dev/null
 for n in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns delete "$n"; done
-for root in "$RUN" "$CTRD_ROOT"; do
+# every image store's mounts, whichever containerd (BUZZ_CONTAINERD_VERSION) this cluster ran
+for root in "$RUN" "$CACHE/containerd" "$CACHE"/containerd-*/root; do
   grep -o " $root[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 done
 for p in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop $p; done

@@ -23,7 +23,12 @@ bash "$HERE/build-netpol.sh"
 bash "$HERE/debian-pkgs.sh"
 ETCD_ROOT=$(bash "$HERE/debian-pkgs.sh" path etcd-server)/usr/bin
 ETCDCTL=$(bash "$HERE/debian-pkgs.sh" path etcd-client)/usr/bin/etcdctl
-CTRD_BIN=$(bash "$HERE/debian-pkgs.sh" path containerd)/usr/bin
+if [ -n "$CONTAINERD_VERSION" ]; then
+  bash "$HERE/build-containerd.sh"
+  CTRD_BIN=$(bash "$HERE/build-containerd.sh" path)
+else
+  CTRD_BIN=$(bash "$HERE/debian-pkgs.sh" path containerd)/usr/bin
+fi
 for p in $API_PORT:kube-apiserver $ETCD_PORT:etcd $ETCD_PEER_PORT:etcd 10250:kubelet 10248:kubelet \
          10257:kube-controller-manager 10259:kube-scheduler 10256:kube-proxy 10249:kube-proxy 20244:kube-router; do
   port_free "${p%%:*}" "${p#*:}"
@@ -102,12 +107,18 @@ cat > "$RUN/cni/10-buzz.conflist" <<CNI
 {"cniVersion":"0.4.0","name":"buzz-pods","plugins":[{"type":"bridge","bridge":"$BR","isGateway":true,"ipMasq":false,"hairpinMode":true,
  "ipam":{"type":"host-local","dataDir":"$RUN/cni/ipam","ranges":[[{"subnet":"$POD_CIDR"}]],"routes":[{"dst":"0.0.0.0/0"}]}},{"type":"loopback"}]}
 CNI
+# The same five edits to either default config: 1.7 prints version 2 (double quotes, sandbox_image,
+# bin_dir), 2.x prints version 3 (single quotes, pinned_images' sandbox, bin_dirs).
 "$CTRD_BIN/containerd" config default | sed -e "s#/var/lib/containerd#$CTRD_ROOT#; s#/run/containerd#$RUN/containerd/state#" \
   -e "s#/opt/containerd#$RUN/containerd/opt#" \
   -e 's#bin_dir = "/opt/cni/bin"#bin_dir = "/usr/lib/cni"#' -e "s#conf_dir = \"/etc/cni/net.d\"#conf_dir = \"$RUN/cni\"#" \
+  -e "s#bin_dirs = \\['/opt/cni/bin'\\]#bin_dirs = ['/usr/lib/cni']#" -e "s#conf_dir = '/etc/cni/net.d'#conf_dir = '$RUN/cni'#" \
   -e 's/restrict_oom_score_adj = false/restrict_oom_score_adj = true/' \
-  -e "s#sandbox_image = .*#sandbox_image = \"$PAUSE_IMAGE\"#" > "$RUN/containerd/config.toml"
-grep -q "sandbox_image = \"$PAUSE_IMAGE\"" "$RUN/containerd/config.toml" || die "containerd's default config has no sandbox_image line to point at $PAUSE_IMAGE"
+  -e "s#sandbox_image = .*#sandbox_image = \"$PAUSE_IMAGE\"#" \
+  -e "s#sandbox = 'registry.k8s.io/pause[^']*'#sandbox = '$PAUSE_IMAGE'#" > "$RUN/containerd/config.toml"
+grep -Eq "sandbox(_image)? = [\"']$PAUSE_IMAGE[\"']" "$RUN/containerd/config.toml" \
+  || die "containerd's default config has no sandbox image line to point at $PAUSE_IMAGE"
+grep -Eq "/usr/lib/cni" "$RUN/containerd/config.toml" || die "containerd's default config has no CNI bin directory line to point at /usr/lib/cni"
 # containerd finds its shim on PATH, and the shim finds runc there (Debian 12's, /usr/sbin)
 PATH="$CTRD_BIN:$PATH" start containerd "$CTRD_BIN/containerd" --config "$RUN/containerd/config.toml"
 waitfor "$CTRD_BIN/ctr -a $CTRD_SOCK version" 120 containerd; el containerd ready

@@ -60,7 +60,12 @@ port_free() {
     die "port $1 (needed by $2) is already in use${who:+ by $who}; stop it or set the matching BUZZ_*_PORT variable"
   fi
 }
-CTRD_ROOT=$CACHE/containerd      # image store kept across cluster-down, so images are imported once
+# BUZZ_CONTAINERD_VERSION (2.x) runs containerd built from the Go module proxy (hack/build-containerd.sh)
+# instead of Debian 13's 1.7; unset is Debian's. Each keeps its own image store: 2.x migrates the
+# metadata it opens, which 1.7 then could not read.
+CONTAINERD_VERSION=${BUZZ_CONTAINERD_VERSION:-}
+# image store kept across cluster-down, so images are imported once
+CTRD_ROOT=$CACHE/containerd${CONTAINERD_VERSION:+-$CONTAINERD_VERSION/root}
 CTRD_SOCK=$RUN/containerd/state/containerd.sock
 COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy kube-router"
 PAUSE_IMAGE=registry.k8s.io/pause:3.6   # the pod sandbox image (hack/images.sh builds it from the release's pause.c)
@@ -70,8 +75,11 @@ export KUBECONFIG=${KUBECONFIG_OVERRIDE:-$KUBECONFIG_PATH}
 host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -1; }
 pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
-# ctr of the containerd the cluster runs (Debian 13's, unpacked by hack/debian-pkgs.sh)
-ctr() { "$CACHE/debian/$DEBIAN_EXTRA_SUITE/current/containerd/usr/bin/ctr" "$@"; }
+# ctr of the containerd the cluster runs (Debian 13's, unpacked by hack/debian-pkgs.sh, or the built 2.x)
+ctr() {
+  if [ -n "$CONTAINERD_VERSION" ]; then "$CACHE/containerd-$CONTAINERD_VERSION/bin/ctr" "$@"
+  else "$CACHE/debian/$DEBIAN_EXTRA_SUITE/current/containerd/usr/bin/ctr" "$@"; fi
+}
 SYSCTLS="net/ipv4/ip_forward net/bridge/bridge-nf-call-iptables"   # set by cluster-up, restored by cluster-down
 # need_cmd CMD DEBIAN_PACKAGE: name the missing package and the fix instead of failing later
 need_cmd() { command -v "$1" >/dev/null 2>&1 || die "$1 not found; it comes with the Debian package $2: run 'make deps' (or apt-get install $2)"; }

@@ -8,9 +8,9 @@
 #   build-containerd.sh path     print the bin directory
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-V=${BUZZ_CONTAINERD_VERSION:?BUZZ_CONTAINERD_VERSION is not set: name a containerd 2.x release, e.g. 2.2.9}
+V=${CONTAINERD_VERSION:?BUZZ_CONTAINERD_VERSION is not set: name a containerd 2.x release, e.g. 2.2.9}
 case "$V" in 2.*) ;; *) die "BUZZ_CONTAINERD_VERSION=$V: only 2.x is built here (1.7 comes from Debian 13; leave it unset)" ;; esac
-DIR=$CACHE/containerd-$V/bin
+DIR=$CTRD_BUILT_BIN
 if [ "${1:-}" = path ]; then echo "$DIR"; exit 0; fi
 if [ -x "$DIR/containerd" ] && [ -x "$DIR/containerd-shim-runc-v2" ] && [ -x "$DIR/ctr" ] \
    && "$DIR/containerd" --version | grep -q " $V"; then exit 0; fi

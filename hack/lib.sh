@@ -66,6 +66,7 @@ port_free() {
 CONTAINERD_VERSION=${BUZZ_CONTAINERD_VERSION:-}
 # image store kept across cluster-down, so images are imported once
 CTRD_ROOT=$CACHE/containerd${CONTAINERD_VERSION:+-$CONTAINERD_VERSION/root}
+CTRD_BUILT_BIN=$CACHE/containerd-$CONTAINERD_VERSION/bin   # where build-containerd.sh puts a 2.x
 CTRD_SOCK=$RUN/containerd/state/containerd.sock
 COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy kube-router"
 PAUSE_IMAGE=registry.k8s.io/pause:3.6   # the pod sandbox image (hack/images.sh builds it from the release's pause.c)
@@ -77,7 +78,7 @@ pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 # ctr of the containerd the cluster runs (Debian 13's, unpacked by hack/debian-pkgs.sh, or the built 2.x)
 ctr() {
-  if [ -n "$CONTAINERD_VERSION" ]; then "$CACHE/containerd-$CONTAINERD_VERSION/bin/ctr" "$@"
+  if [ -n "$CONTAINERD_VERSION" ]; then "$CTRD_BUILT_BIN/ctr" "$@"
   else "$CACHE/debian/$DEBIAN_EXTRA_SUITE/current/containerd/usr/bin/ctr" "$@"; fi
 }
 SYSCTLS="net/ipv4/ip_forward net/bridge/bridge-nf-call-iptables"   # set by cluster-up, restored by cluster-down

@@ -48,6 +48,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
+from buzz_operator.kube.runtimes import mounts_image_volumes
 from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 from buzz_operator.trial.runtime_setup import relay_service
 from kubernetes_asyncio import watch
@@ -67,9 +69,14 @@ from kubernetes_asyncio.client.exceptions import ApiException
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from cluster import stage, sweep_body  # noqa: E402
-from figures import INFO, LOWER, RUN_ENV, Figure, out_dir, record  # noqa: E402
+from figures import INFO, LOWER, RUN_ENV, Figure, out_dir  # noqa: E402
+from figures import record as record_figure  # noqa: E402
 from phases import PLOT_FILE, ROWS_FILE, SEGMENTS, breakdown, draw, read_rows  # noqa: E402
 
+# The stand-in stack, copied by the init container or mounted as an image volume (docs/stack.md#mount);
+# copy's figures keep their names, image's carry the label.
+STACK = {"image": "docker.io/buzz/stack:dev", "layout": "folder"}
+MOUNT_LABELS = {"copy": "", "image": " [mount image]"}
 TARGET_RATIO = 1.5
 TARGET_WRITES = 15.0
 TARGET_CPU_S = 0.25
@@ -209,7 +216,7 @@ class PhaseClock:
                 await stream.close()  # each Watch owns an aiohttp session
 
 
-async def run(args: argparse.Namespace, tmp: Path) -> int:
+async def run(args: argparse.Namespace, tmp: Path, mount: str) -> int:
     task = load_dataset(builtin_dataset_path(), [args.task], [])[0]
     image = task.image_ref(BuzzSweepSpec.model_fields["task_image_registry"].default, "builtin")
     stats_path, log_path = tmp / "operator.jsonl", Path(tempfile.gettempdir()) / "bench-trial-operator.log"
@@ -240,7 +247,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             await asyncio.sleep(5.0)  # the idle operator's own CPU rate, to read the per-trial figure by
             cpu["idle_rate"] = (cpu_seconds(operator.pid) - cpu["startup"]) / 5.0
             body = sweep_body("p1", store_url=f"file://{tmp / 'store'}", tasks=[args.task], attempts=args.attempts,
-                              parallelism=1)
+                              parallelism=1, stack={**STACK, "mount": mount})
             cpu["begin"] = cpu_seconds(operator.pid)
             clock.pid = operator.pid
             await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
@@ -272,7 +279,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
         if clock_task is not None:
             clock_task.cancel()
         await kube.close()
-    return report(args, bare, alone, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events)
+    return report(args, bare, alone, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events,
+                  label=MOUNT_LABELS[mount])
 
 
 async def operator_events_on(kube: Kube, namespace: str, kind: str) -> int:
@@ -315,7 +323,12 @@ def agent_active_s(bundles: Path, trial: str) -> float | None:
 
 def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen: dict[str, dict[str, float]],
            statuses: dict[str, dict[str, object]], cpu: dict[str, float], stats_path: Path, bundles: Path,
-           sweep_events: int) -> int:
+           sweep_events: int, label: str = "") -> int:
+    """Every figure of one mount's run; ``label`` follows each figure's name (empty for copy,
+    whose figures keep the names earlier runs recorded them under)."""
+    def record(figure: Figure) -> Figure:
+        return record_figure(replace(figure, name=figure.name + label))
+
     ok = True
     finished = {name: p for name, p in seen.items() if "Succeeded" in p}
     failed = [name for name, p in seen.items() if "Failed" in p]
@@ -364,7 +377,7 @@ def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen
                                      [cpu["steady"]], LOWER, TARGET_CPU_S, decimals=3,
                                      note=f"over {len(finished) - 1} trials; the sweep's once-only work is the "
                                           f"rest, about {once:.2f} CPU-s{by}")).passed)
-    plot_phases(finished, statuses, active, bare)
+    plot_phases(finished, statuses, active, bare, label)
     records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
     samples = [r for r in records if r["kind"] == "sample"]
     if samples:
@@ -392,11 +405,13 @@ def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen
 
 
 def plot_phases(finished: dict[str, dict[str, float]], statuses: dict[str, dict[str, object]],
-                active: dict[str, float], bare: list[float]) -> None:
+                active: dict[str, float], bare: list[float], label: str = "") -> None:
     """Append this run's phase rows to the output folder's p1-phases.jsonl (a run on its own starts
-    it anew), record each phase's durations as info figures, and redraw p1-phases.png."""
+    it anew), record each phase's durations as info figures, and redraw p1-phases.png; mount
+    image's go to p1-phases-image.jsonl and .png."""
     run = os.environ.get(RUN_ENV)
-    rows_path = out_dir() / ROWS_FILE
+    suffix = "-image" if label else ""
+    rows_path = out_dir() / ROWS_FILE.replace(".jsonl", f"{suffix}.jsonl")
     if run is None:
         rows_path.unlink(missing_ok=True)
     rows: list[dict[str, object]] = [{"kind": "bare", "run": int(run or 1), "samples": bare}]
@@ -408,12 +423,12 @@ def plot_phases(finished: dict[str, dict[str, float]], statuses: dict[str, dict[
     with rows_path.open("a", encoding="utf-8") as handle:
         handle.writelines(json.dumps(row) + "\n" for row in rows)
     trials = [r for r in rows if r["kind"] == "trial"]
-    for label in SEGMENTS:
-        durations = [sum(end - begin for seg, begin, end, _ in t["segments"] if seg == label)  # type: ignore[attr-defined]
+    for segment in SEGMENTS:
+        durations = [sum(end - begin for seg, begin, end, _ in t["segments"] if seg == segment)  # type: ignore[attr-defined]
                      for t in trials]
-        record(Figure(f"P1 phase: {label}", "s", durations, INFO, decimals=2))
+        record_figure(Figure(f"P1 phase: {segment}{label}", "s", durations, INFO, decimals=2))
     try:
-        drawn = draw(read_rows(rows_path), rows_path.with_name(PLOT_FILE))
+        drawn = draw(read_rows(rows_path), rows_path.with_name(PLOT_FILE.replace(".png", f"{suffix}.png")))
     except ImportError as error:  # matplotlib is in the dev extras; without it the rows are still written
         print(f"phase plot not drawn ({error}); rows in {rows_path}")
     else:
@@ -425,9 +440,29 @@ def main() -> int:
     parser.add_argument("--attempts", type=int, default=5)
     parser.add_argument("--task", default="hello-file")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--mount", choices=("both", *MOUNT_LABELS), default="both",
+                        help="how trial pods get the stack (spec.stack.mount); both: copy, then image where the "
+                             "cluster's runtime mounts image volumes")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-trial-") as tmp:
-        return asyncio.run(run(args, Path(tmp)))
+    mounts = list(MOUNT_LABELS) if args.mount == "both" else [args.mount]
+    runtimes = node_runtimes()
+    if args.mount == "both" and not (runtimes and all(mounts_image_volumes(r) for r in runtimes)):
+        print(f"mount image not measured: the cluster's runtime {runtimes} mounts no image volumes "
+              "(docs/local-cluster.md#containerd-2)", flush=True)
+        mounts = ["copy"]
+    code = 0
+    for mount in mounts:  # each its own stage, operator and bare-pod baseline: side by side in one run
+        print(f"-- spec.stack.mount {mount}", flush=True)
+        with tempfile.TemporaryDirectory(prefix="bench-trial-") as tmp:
+            code = max(code, asyncio.run(run(args, Path(tmp), mount)))
+    return code
+
+
+def node_runtimes() -> list[str]:
+    """Every node's status.nodeInfo.containerRuntimeVersion."""
+    return subprocess.run(["kubectl", "get", "nodes", "-o",
+                           "jsonpath={.items[*].status.nodeInfo.containerRuntimeVersion}"],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 if __name__ == "__main__":

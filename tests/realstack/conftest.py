@@ -11,6 +11,7 @@ from tests.realstack.stack_fixtures import (  # noqa: F401  (pytest finds fixtur
 from tests.support.cluster import (  # noqa: F401
     cluster_relay,
     crds,
+    image_volumes,
     kube,
     kubeconfig,
     namespace,

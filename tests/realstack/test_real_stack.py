@@ -47,7 +47,8 @@ def _condition(policy: str) -> dict[str, Any]:
     return manifest
 
 
-def _sweep(name: str, policy: str, store: Path, stack_image: str, model: ScriptedModel) -> dict[str, Any]:
+def _sweep(name: str, policy: str, store: Path, stack_image: str, model: ScriptedModel,
+           mount: str = "copy") -> dict[str, Any]:
     endpoints = {f"scripted/{policy}": {"provider": "openai", "api_key_env": MODEL_KEY_ENV,
                                         "env": {"OPENAI_COMPAT_BASE_URL": model.base_url, "OPENAI_COMPAT_API": "chat"}}}
     return {
@@ -60,7 +61,7 @@ def _sweep(name: str, policy: str, store: Path, stack_image: str, model: Scripte
                       "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
                       "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
             "storage": {"url": f"file://{store}"}, "imagePullPolicy": "Never",
-            "stack": {"image": stack_image, "layout": "folder"},
+            "stack": {"image": stack_image, "layout": "folder", "mount": mount},
         },
     }
 
@@ -104,14 +105,14 @@ def _check_billing(store: Path, sweep: str, billed: dict[str, tuple[int, int]]) 
 
 
 def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
-               relay_dsn: str, relay_log: object, tmp_path: Path) -> None:
+               relay_dsn: str, relay_log: object, tmp_path: Path, mount: str = "copy") -> None:
     api_key = f"scripted-{secrets.token_hex(16)}"
     _secrets(namespace, owner_hex, relay_dsn, api_key)
     store = tmp_path / "store"
     name = f"real-{policy}"
     args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
     with KopfRunner(args, timeout=60) as runner:
-        apply(namespace, _sweep(name, policy, store, stack_image, model))
+        apply(namespace, _sweep(name, policy, store, stack_image, model, mount))
 
         def finished() -> dict[str, Any] | None:
             sweep = kubectl_json("-n", namespace, "get", "buzzsweep", name)
@@ -159,3 +160,13 @@ def test_builtin_suite_with_blocks_agents_and_the_dev_relay(  # type: ignore[no-
     serve the real CLI and buzz-acp as Block's relay does."""
     _run_suite(policy, namespace, stack_image, scripted_model, cluster_relay.owner.secret_hex,
                cluster_relay.target.pg_dsn, "the dev relay's pod log", tmp_path)
+
+
+def test_builtin_suite_with_blocks_agents_mounted_as_an_image_volume(  # type: ignore[no-untyped-def]
+    namespace, crds, stack_image, cluster_relay, scripted_model, image_volumes, tmp_path: Path,
+) -> None:
+    """spec.stack.mount image with Block's multicall binary (docs/stack.md#mount): bin/ links into
+    the read-only mount, sprig dispatching on the link's name, buzz-dev-mcp's shim linking its
+    tools to the executable it finds under /opt/buzz-image — the suite as the copy runs it."""
+    _run_suite("oracle", namespace, stack_image, scripted_model, cluster_relay.owner.secret_hex,
+               cluster_relay.target.pg_dsn, "the dev relay's pod log", tmp_path, mount="image")

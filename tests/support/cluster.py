@@ -95,6 +95,18 @@ def create_namespace(name: str, labels: dict[str, str] | None = None) -> None:
 
 
 @pytest.fixture(scope="session")
+def image_volumes(kubeconfig: str) -> None:
+    """Skips, saying why, unless every node's runtime mounts image volumes: the local cluster's
+    containerd is 2.2.9 unless BUZZ_CONTAINERD_VERSION names another (docs/local-cluster.md)."""
+    from buzz_operator.kube.runtimes import mounts_image_volumes
+
+    found = kubectl("get", "nodes", "-o", "jsonpath={.items[*].status.nodeInfo.containerRuntimeVersion}").split()
+    if not found or not all(mounts_image_volumes(version) for version in found):
+        pytest.skip(f"spec.stack.mount image NOT tested: the cluster's runtime {found} mounts no image volumes "
+                    "(containerd >= 2.1 or CRI-O >= 1.31; docs/local-cluster.md#containerd-2)")
+
+
+@pytest.fixture(scope="session")
 def crds(kubeconfig: str) -> None:
     kubectl("apply", "-f", str(ROOT / "crds"))
     for name in ("buzzsweeps.bench.buzz.dev", "buzztrials.bench.buzz.dev"):

@@ -8,6 +8,11 @@ A stack image is one of two layouts (docs/stack.md):
 - ``folder`` — the files a stack ships already laid out under /stack: /stack/bin/* and
   /stack/ca-certificates.crt (the stand-in stack, and `make stack-image` of a folder of binaries).
 
+Either layout reaches the pod one of two ways (``mount``, docs/stack.md#mount): ``copy``, an init
+container copying the files into the /opt/buzz emptyDir, or ``image``, the stack image mounted
+read-only beside it as an image volume and bin/ linked into it by the launch exec — the same
+paths, the same digests, one container fewer to start.
+
 The digests are what the image *contained*, read from the pod after install: an image
 reference names a tag that can move, and buzz-acp carries a production base prompt that changes
 behaviour without changing the condition hash, so results are keyed by these digests.
@@ -29,6 +34,11 @@ SHA256_HEX = r"^[0-9a-f]{64}$"
 class StackLayout(StrEnum):
     SPRIG = "sprig"
     FOLDER = "folder"
+
+
+class StackMount(StrEnum):
+    COPY = "copy"
+    IMAGE = "image"
 
 
 class StackSource(
@@ -58,6 +68,17 @@ class StackSource(
         # it is spliced into the install script (quoted as well): a plain absolute path only
         pattern=r"^/[A-Za-z0-9._+/-]+$",
         description=f"sprig layout: path of the multicall binary in the image (default {DEFAULT_SPRIG_BINARY}).",
+    )
+
+    mount: StackMount = Field(
+        StackMount.COPY,
+        description=(
+            "How the pod gets the stack: copy (an init container copies it into /opt/buzz; any runtime) "
+            "or image (the image mounted read-only as an image volume at /opt/buzz-image and bin/ linked "
+            "into it at launch: no init container; needs a runtime with image volumes, e.g. containerd "
+            ">= 2.1, and sh, ln, cp, find, sort, readlink and sha256sum in the task image)."
+        ),
+        json_schema_extra={"maxLength": max(len(member.value) for member in StackMount)},
     )
 
     @field_validator("binary_path")

@@ -1,8 +1,9 @@
 """The preflight canary pod, as a plain v1 Pod dict (pure).
 
-It is a trial pod in miniature: the `stack` init container installs the agent stack at /opt/buzz
-exactly as trial pods do (so the trust store the trials seed from is there, and the digests of
-the stack the sweep will run, which lock.json records, can be read), one init container
+It is a trial pod in miniature: it gets the agent stack at /opt/buzz exactly as trial pods do —
+the `stack` init container, or with mount image the image volume and the install that the
+runner's first exec runs — so the trust store the trials seed from is there, and the digests of
+the stack the sweep will run, which lock.json records, can be read; one init container
 per further task image and one for the operator image prove every image the sweep needs starts
 on this cluster, and the `task` container (the first task image, with the trial's /logs) stays
 alive for the trials' own setup, trust-store and verifier-deps commands.
@@ -25,7 +26,6 @@ from buzz_operator.api import labels
 from buzz_operator.api.naming import label_value
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.stack import StackSource
-from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.trial.podbase import (
     KEEPALIVE,
     container,
@@ -39,9 +39,10 @@ from buzz_operator.trial.podspec import (
     LOGS_MOUNT,
     LOGS_VOLUME,
     STACK_RESOURCES,
-    STACK_VOLUME,
     policy_labels,
-    stack_container,
+    stack_init,
+    stack_mounts,
+    stack_volumes,
 )
 
 MARKER = "canary"  # the value of labels.PREFLIGHT
@@ -76,10 +77,9 @@ def canary_pod(
     if not task_images:
         raise ValueError("the canary needs at least one task image")
     images = started_images(task_images)
-    stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
     small = guaranteed(STACK_RESOURCES)
     init = [
-        stack_container(stack, pull_policy),
+        *stack_init(stack, pull_policy),
         restricted_container("operator", operator_image, pull_policy, ["sh", "-c", OPERATOR_PROBE], resources=small),
         # a further task image only has to start: the trial pod's task container is the one held
         # to TASK_SECURITY_CONTEXT, this one runs `true` and exits
@@ -95,11 +95,11 @@ def canary_pod(
         init_containers=init,
         containers=[
             task_image_container(TASK_CONTAINER, images[0], pull_policy, resources=guaranteed(SMALL),
-                                 mounts=[stack_mount, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}]),
+                                 mounts=[*stack_mounts(stack), {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}]),
             restricted_container(PROBE_CONTAINER, operator_image, pull_policy, ["sh", "-c", KEEPALIVE],
                                  resources=small),
         ],
-        volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
+        volumes=[*stack_volumes(stack, pull_policy), *empty_dirs(LOGS_VOLUME)],
         # nothing in the canary needs a graceful stop: it is deleted once its checks are read
         grace_seconds=0,
         runtime_class_name=runtime_class_name,

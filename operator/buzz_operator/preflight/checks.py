@@ -100,12 +100,14 @@ def trust_store_verdict(last_line: str) -> CheckResult:
     return cannot_see(TRUST_STORE, f"unexpected answer {word[:60]!r}")
 
 
-def stack_verdict(manifest: str | None, field: str) -> CheckResult:
-    """The canary's /opt/buzz/stack-digests.txt (None: it could not be read), which the stack's
-    init container writes after a successful install, so its absence means every trial's launch
-    would fail reading it too. ``field`` is the spec field the stack comes from."""
+def stack_verdict(manifest: str | None, field: str, refusal: str | None = None) -> CheckResult:
+    """The canary's /opt/buzz/stack-digests.txt (None: it could not be read), which a successful
+    install writes (the init container's, or mount image's run by the read), so its absence means
+    every trial's launch would fail reading it too. ``field`` is the spec field the stack comes
+    from; ``refusal`` the mount-image install's `stack: …` line, when it refused the image."""
     if manifest is None:
-        return failed(STACK, f"{field}: the installed stack left no {STACK_MANIFEST}")
+        return failed(STACK, f"{field}: {refusal.removeprefix('stack: ')}" if refusal
+                      else f"{field}: the installed stack left no {STACK_MANIFEST}")
     try:
         digests = parse_manifest(manifest)
     except ManifestError as error:

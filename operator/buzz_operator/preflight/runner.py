@@ -52,7 +52,7 @@ from buzz_operator.trial.runtime_shell import (
     SEED_TRUST_STORE,
     VERIFIER_DEPS_TIMEOUT_S,
 )
-from buzz_operator.trial.stack_install import READ_MANIFEST
+from buzz_operator.trial.stack_install import read_manifest_command
 
 log = logging.getLogger(__name__)
 CANARY_SCHEDULE_S = 180.0
@@ -322,8 +322,10 @@ async def check_canary(
             return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
         found = {checks.IMAGES: passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task "
                                                       f"image(s) start")}
-        listed = await _sh(kube, namespace, name, READ_MANIFEST, EXEC_S)
-        found[checks.STACK] = checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec))
+        listed = await _sh(kube, namespace, name, read_manifest_command(stack), EXEC_S)
+        said = listed.last_line()
+        found[checks.STACK] = checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec),
+                                                   refusal=said if said.startswith("stack: ") else None)
         prepared = await _sh(kube, namespace, name, PREPARE, EXEC_S)  # the launch step's, before seeding
         if not prepared.ok and not found[checks.STACK].failed:
             found[checks.STACK] = failed(checks.STACK, f"the trials' setup `{PREPARE}` fails in the task image: "

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import REGRADE, SETTLED
 from buzz_operator.api.patch import merge_patch
-from buzz_operator.api.stack import StackLayout, StackSource
+from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.api.sweep import QUEUE_NAME, QUEUE_NAME_MAX, BuzzSweepSpec, BuzzSweepStatus
 from buzz_operator.inputs import datasets, resolve
 from buzz_operator.inputs.errors import InputError
@@ -63,8 +63,8 @@ class OperatorSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
-        """BUZZ_STACK_IMAGE, BUZZ_STACK_LAYOUT (sprig | folder, default folder), BUZZ_STACK_BINARY_PATH
-        (sprig), BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
+        """BUZZ_STACK_IMAGE, BUZZ_STACK_LAYOUT (sprig | folder, default folder), BUZZ_STACK_MOUNT
+        (copy | image, default copy), BUZZ_STACK_BINARY_PATH (sprig), BUZZ_OPERATOR_IMAGE, BUZZ_MAX_ACTIVE_TRIALS (operator-wide cap) and
         BUZZ_ENDPOINT_CAPS ("<endpoint>=<n>,...") and BUZZ_DEFAULT_QUEUE_NAME (the Kueue LocalQueue of
         sweeps without spec.queueName, docs/queueing.md); a malformed value stops the operator at
         start-up with the variable named, rather than running without the cap it was given."""
@@ -97,9 +97,12 @@ def default_stack(environ: Mapping[str, str]) -> StackSource:
     layout = environ.get("BUZZ_STACK_LAYOUT", "").strip() or StackLayout.FOLDER.value
     if layout not in {member.value for member in StackLayout}:
         raise ValueError(f"BUZZ_STACK_LAYOUT: {layout!r} is not one of sprig, folder")
+    mount = environ.get("BUZZ_STACK_MOUNT", "").strip() or StackMount.COPY.value
+    if mount not in {member.value for member in StackMount}:
+        raise ValueError(f"BUZZ_STACK_MOUNT: {mount!r} is not one of copy, image")
     try:
         return StackSource(image=environ.get("BUZZ_STACK_IMAGE", "").strip() or DEFAULT_STACK.image,
-                           layout=StackLayout(layout),
+                           layout=StackLayout(layout), mount=StackMount(mount),
                            binary_path=environ.get("BUZZ_STACK_BINARY_PATH", "").strip() or None)
     except ValidationError as error:
         raise ValueError(f"BUZZ_STACK_BINARY_PATH: {error.errors()[0].get('msg', 'invalid')}") from None

@@ -76,7 +76,10 @@ def parse(stdout: str, exit_code: int, seat_ids: Sequence[str], *, relay_ca: boo
     marks = [i for i, line in enumerate(lines) if line.startswith("@@")]
     first = lines[marks[0]] if marks else ""
     if first.startswith(runtime_shell.MANIFEST_FAILED):
-        raise StepFailure("StackInstallFailed", f"reading the stack's digests: exit {first.split()[-1]}")
+        code, _, said = first.removeprefix(runtime_shell.MANIFEST_FAILED).partition(" ")
+        # a mount-image install's refusal names what the image lacks; a failed cat says nothing
+        raise StepFailure("StackInstallFailed", said.strip()[:300] if said.startswith("stack: ")
+                          else f"reading the stack's digests: exit {code}")
     if first.startswith(runtime_shell.PREPARE_FAILED):
         raise StepFailure("StackInstallFailed", f"preparing the pod's directories: exit {first.split()[-1]}")
     if not first.startswith(runtime_shell.TRUST_STORE_LINE):

@@ -3,7 +3,9 @@
 One pod per try (docs/corridor.md#the-pod):
 - init container `stack` installs the agent stack from the stack image into an emptyDir at
   /opt/buzz, the path every seed artifact refers to, per the image's layout (sprig or folder,
-  trial/stack_install.py), and leaves the digests of what it installed there;
+  trial/stack_install.py), and leaves the digests of what it installed there — or, with
+  `spec.stack.mount: image`, no init container: the stack image is an `image` volume mounted
+  read-only at /opt/buzz-image in `task`, and the launch exec links /opt/buzz/bin into it;
 - container `task` runs the task image kept alive by a shell loop, so every corridor step
   runs by exec exactly as the seed drove its Docker container;
 - native sidecar `forwarder` (an init container with `restartPolicy: Always`, Kubernetes ≥ 1.29),
@@ -35,7 +37,7 @@ from urllib.parse import urlsplit
 from buzz_operator.api import labels
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.relay import is_loopback_url
-from buzz_operator.api.stack import StackSource
+from buzz_operator.api.stack import StackMount, StackSource
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.paths import REMOTE_ROOT
 from buzz_operator.dataset.config import TaskConfig
@@ -47,9 +49,10 @@ from buzz_operator.trial.podbase import (
     restricted_container,
     task_image_container,
 )
-from buzz_operator.trial.stack_install import install_command
+from buzz_operator.trial.stack_install import IMAGE_ROOT, install_command
 
 STACK_VOLUME = "buzz-stack"
+STACK_IMAGE_VOLUME = "buzz-stack-image"  # mount image: the stack image itself
 LOGS_VOLUME = "logs"
 LOGS_MOUNT = "/logs"
 FORWARDER_COMMAND = "relay-forwarder"
@@ -169,6 +172,25 @@ def stack_container(source: StackSource, pull_policy: str, cpu: str = STACK_RESO
     }
 
 
+def stack_volumes(source: StackSource, pull_policy: str) -> list[dict[str, Any]]:
+    """The /opt/buzz emptyDir, and with mount image the stack image as a volume: the kubelet
+    pulls it as it pulls a container's image, with the same policy and pull Secrets."""
+    image = [{"name": STACK_IMAGE_VOLUME, "image": {"reference": source.image, "pullPolicy": pull_policy}}]
+    return [*empty_dirs(STACK_VOLUME), *(image if source.mount is StackMount.IMAGE else [])]
+
+
+def stack_mounts(source: StackSource) -> list[dict[str, Any]]:
+    """Where the task container sees the stack: /opt/buzz (writable: logs, prompts, the CA file),
+    and with mount image the image read-only beside it, which bin/'s links point into."""
+    image = [{"name": STACK_IMAGE_VOLUME, "mountPath": IMAGE_ROOT, "readOnly": True}]
+    return [{"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}, *(image if source.mount is StackMount.IMAGE else [])]
+
+
+def stack_init(source: StackSource, pull_policy: str, cpu: str = STACK_RESOURCES["cpu"]) -> list[dict[str, Any]]:
+    """The `stack` init container with mount copy; none with mount image (the launch installs)."""
+    return [] if source.mount is StackMount.IMAGE else [stack_container(source, pull_policy, cpu)]
+
+
 def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> dict[str, Any]:
     """The task image kept alive for exec, with /logs and the given mounts."""
     return task_image_container("task", spec.image, spec.image_pull_policy.value,
@@ -203,16 +225,16 @@ def build_trial_pod(
         raise ValueError("relay_listen and relay_target come together: both for a forwarder, neither without")
     forwarder = [] if relay_listen is None or relay_target is None else [
         forwarder_container(spec, relay_listen, relay_target)]
-    stack_mount = {"name": STACK_VOLUME, "mountPath": REMOTE_ROOT}
+    source, pull = spec.stack_source, spec.image_pull_policy.value
     return hardened_pod(
         name=pod_name(trial_name, retry),
         namespace=namespace,
         labels=pod_labels(trial_labels, trial_name, retry, spec.queue_name),
         owner=owner_reference("BuzzTrial", trial_name, trial_uid),
-        init_containers=[stack_container(spec.stack_source, spec.image_pull_policy.value,
-                                         cpu=task_resources(spec.resources)["requests"]["cpu"]), *forwarder],
-        containers=[task_container(spec, [stack_mount])],
-        volumes=empty_dirs(STACK_VOLUME, LOGS_VOLUME),
+        init_containers=[*stack_init(source, pull, cpu=task_resources(spec.resources)["requests"]["cpu"]),
+                         *forwarder],
+        containers=[task_container(spec, stack_mounts(source))],
+        volumes=[*stack_volumes(source, pull), *empty_dirs(LOGS_VOLUME)],
         grace_seconds=10,
         runtime_class_name=spec.runtime_class_name,
         image_pull_secrets=pull_secret_names(spec),

@@ -72,10 +72,12 @@ def prepare_pod(read_manifest: str) -> str:
     """The launch exec's first part (trial/launch_script.py): the stack's digests read back, the
     pod's directories made, the trust store seeded (docs/corridor.md#trust-store) and its
     disposition recorded. Prints the
-    manifest, then `@@trust-store <word>`; or `@@manifest-exit N` / `@@prepare-exit N` alone
-    when the read or the mkdir failed (launch_script.parse names them)."""
+    manifest, then `@@trust-store <word>`; or `@@manifest-exit N <last line>` / `@@prepare-exit N`
+    alone when the read or the mkdir failed (launch_script.parse names them): the last line is
+    a mount-image install's `stack: …` refusal (trial/stack_install.py), empty for a failed cat."""
     return (
-        f'manifest=$({read_manifest}) || {{ echo "{MANIFEST_FAILED}$?"; exit 0; }}\n'
+        f'manifest=$( {read_manifest} ) || {{ code=$?; echo "{MANIFEST_FAILED}$code'
+        ' $(printf \'%s\\n\' "$manifest" | tail -n 1)"; exit 0; }\n'
         f'{PREPARE} || {{ echo "{PREPARE_FAILED}$?"; exit 0; }}\n'
         f"{_record_word('container_trust_store', SEED_TRUST_STORE, TRUST_STORE_WORDS)}\n"
         'printf \'%s\\n\' "$manifest"\n'

@@ -18,12 +18,10 @@ import hashlib
 import re
 import shlex
 
-from buzz_operator.api.stack import StackDigests, StackLayout, StackSource
+from buzz_operator.api.stack import StackDigests, StackLayout, StackMount, StackSource
 from buzz_operator.condition.paths import (
     REMOTE_BIN,
     REMOTE_CA_BUNDLE,
-    REMOTE_LOGS,
-    REMOTE_PROMPTS,
     REMOTE_ROOT,
 )
 
@@ -42,10 +40,13 @@ REQUIRED = "buzz-acp"
 _LINE = re.compile(r"^([0-9a-f]{64})  bin/(\S(?:.*\S)?)$")
 
 
-def _fail(message: str) -> str:
-    # the kubelet keeps the tail of the log of a failed container as its termination message
-    # (terminationMessagePolicy FallbackToLogsOnError), which the failure reason then quotes
-    return f"{{ echo {shlex.quote(message)} >&2; exit 1; }}"
+def _fail(message: str, to: str = ">&2") -> str:
+    # the init container's refusal goes to stderr: the kubelet keeps the tail of the log of a
+    # failed container as its termination message (terminationMessagePolicy
+    # FallbackToLogsOnError), which the failure reason then quotes. The launch exec's (mount
+    # image) goes to stdout, where the launch reads it back (``to=""``).
+    redirect = f" {to}" if to else ""
+    return f"{{ echo {shlex.quote(message)}{redirect}; exit 1; }}"
 
 
 def _sprig(source: StackSource) -> str:
@@ -71,25 +72,116 @@ def _folder(source: StackSource) -> str:
     )
 
 
-# sha256sum opens each path, so a symlink is hashed as the file it resolves to; a dangling one
-# fails the install rather than leaving a stack that cannot start.
-WRITE_MANIFEST = (
-    f"cd {REMOTE_ROOT} && find bin \\( -type f -o -type l \\) | LC_ALL=C sort"
-    " | while IFS= read -r f; do sha256sum \"$f\" || exit 1; done"
-    f" > {MANIFEST_NAME}.tmp && mv {MANIFEST_NAME}.tmp {MANIFEST_NAME}"
+# mount image (docs/stack.md#mount): the stack image read-only here, /opt/buzz still an emptyDir
+IMAGE_ROOT = "/opt/buzz-image"
+# What the launch exec runs in the task image to link bin/ into the mount and write the digests.
+IMAGE_TOOLS = ("mkdir", "ln", "cp", "chmod", "find", "sort", "readlink", "sha256sum")
+
+# An absolute symlink inside the mounted image points into the image, not the container: follow
+# a path's links with that rule (at most 8, as a loop guard) to the file they name in the mount.
+_IN_IMAGE = (
+    'in_image() { p=$1; n=0; while [ -L "$p" ] && [ "$n" -lt 8 ]; do t=$(readlink "$p") || return 1;'
+    ' case "$t" in /*) p="$image$t" ;; *) p="${p%/*}/$t" ;; esac; n=$((n + 1)); done; printf \'%s\\n\' "$p"; }'
 )
 
 
-def install_command(source: StackSource) -> str:
-    """The `sh -c` script of the `stack` init container for this source."""
-    copy = _sprig(source) if source.layout is StackLayout.SPRIG else _folder(source)
-    required = f"{REMOTE_BIN}/{REQUIRED}"
+def _image_tools() -> str:
+    tools = " ".join(IMAGE_TOOLS)
+    return (f'for tool in {tools}; do command -v "$tool" >/dev/null 2>&1 || {{ echo "stack: the task image has'
+            ' no $tool, which spec.stack.mount image runs there (mount copy needs none)"; exit 1; }; done')
+
+
+def _sprig_linked(source: StackSource, root: str) -> str:
+    bin_dir, binary, ca = f"{root}/bin", f'"$image"{shlex.quote(source.sprig_binary)}', f'"$image"{SPRIG_CA_BUNDLE}'
+    links = " ".join(SPRIG_LINKS)
+    no_binary = f"stack: no {source.sprig_binary} in image {source.image} (spec.stack.binaryPath)"
     return (
-        f"{{ {copy}; }}"
-        f" && {{ [ -x {required} ] || {_fail(f'stack: image {source.image} (layout {source.layout.value}) installs no executable bin/{REQUIRED}')}; }}"
-        f" && {WRITE_MANIFEST}"
+        f'sprig=$(in_image {binary}) && [ -f "$sprig" ] || {_fail(no_binary, "")}'
+        f' && ca=$(in_image {ca}) && [ -f "$ca" ] || {_fail(f"stack: no {SPRIG_CA_BUNDLE} in image {source.image}", "")}'
+        f' && mkdir -p {shlex.quote(bin_dir)} && ln -sfn "$sprig" {shlex.quote(f"{bin_dir}/{SPRIG_NAME}")}'
+        f" && for name in {links}; do ln -sfn {SPRIG_NAME} {shlex.quote(bin_dir)}/$name || exit 1; done"
+        f' && cp "$ca" {shlex.quote(f"{root}/ca-certificates.crt")}'
+    )
+
+
+def _folder_linked(source: StackSource, root: str) -> str:
+    # bin/ mirrored as links (each file to its copy in the mount, each link as the same link),
+    # everything else the folder ships copied: the CA bundle is appended to at launch
+    # (spec.relay.caBundle), so it cannot stay read-only
+    stack, bin_dir = f'"$image"{FOLDER_SOURCE}', shlex.quote(f"{root}/bin")
+    return (
+        f"[ -d {stack}/bin ] || {_fail(f'stack: no {FOLDER_SOURCE}/bin in image {source.image} (layout folder)', '')}"
+        f" && mkdir -p {bin_dir}"
+        f" && for e in {stack}/* {stack}/.[!.]* {stack}/..?*; do {{ [ -e \"$e\" ] || [ -L \"$e\" ]; }} || continue;"
+        f' [ "$e" = {stack}/bin ] && continue; cp -R "$e" {shlex.quote(root)}/ || exit 1; done'
+        f" && ( cd {stack}/bin && find . ! -type d | while IFS= read -r f; do"
+        f' mkdir -p "{root}/bin/${{f%/*}}" || exit 1;'
+        f' if [ -L "$f" ]; then ln -sfn "$(readlink "$f")" "{root}/bin/$f";'
+        f' else ln -sfn {stack}/bin/"${{f#./}}" "{root}/bin/$f"; fi || exit 1; done )'
+    )
+
+
+def mount_install_command(source: StackSource, root: str = REMOTE_ROOT, image_root: str = IMAGE_ROOT) -> str:
+    """The install for mount image, run by the launch exec in the task container: bin/ under
+    ``root`` linked into the stack image mounted at ``image_root``, the CA bundle copied, the
+    same checks and the same digests as the init container's copy. A refusal is one `stack: …`
+    line on stdout and exit 1."""
+    linked = _sprig_linked(source, root) if source.layout is StackLayout.SPRIG else _folder_linked(source, root)
+    return (f"image={shlex.quote(image_root)}\n{_IN_IMAGE}\n{_image_tools()}\n"
+            f"{{ {linked}; }} && {_finish(source, root, to='')}")
+
+
+def read_manifest_command(source: StackSource) -> str:
+    """What the launch reads the stack's digests with: the manifest the init container wrote
+    (mount copy), or — mount image — the install run first unless a launch before this one
+    already did it (a relaunch finds the manifest and reads it)."""
+    if source.mount is StackMount.COPY:
+        return READ_MANIFEST
+    return f"{{ [ -s {STACK_MANIFEST} ] || ( {mount_install_command(source)}\n); }} && {READ_MANIFEST}"
+
+
+def write_manifest(root: str = REMOTE_ROOT) -> str:
+    """The snippet that lists bin/ under ``root`` with each file's sha256, sorted by path.
+
+    sha256sum opens each path, so a symlink is hashed as the file it resolves to; a dangling one
+    fails the install rather than leaving a stack that cannot start. Each distinct file is hashed
+    once: the sprig layout's names all resolve to one 35 MB binary, which hashed once per name
+    cost about 2 s of a pod's start (docs/stack.md#hashing). The cache is `$seen`, lines of
+    <resolved path> then <sha256>: a path read line by line holds no newline, and a resolved
+    path starts with "/", which a digest never does.
+    """
+    return (
+        # $nl: a newline, for matching whole lines of $seen
+        f"cd {shlex.quote(root)} && nl='\n' && seen=\"$nl\""
+        " && find bin \\( -type f -o -type l \\) | LC_ALL=C sort"
+        " | while IFS= read -r f; do"
+        ' t=$(readlink -f "$f") || exit 1;'
+        ' case "$seen" in *"$nl$t$nl"*) sum=${seen#*"$nl$t$nl"}; sum=${sum%%"$nl"*} ;;'
+        ' *) sum=$(sha256sum "$t") || exit 1; sum=${sum%% *}; seen="$seen$t$nl$sum$nl" ;; esac;'
+        ' printf "%s  %s\\n" "$sum" "$f";'
+        f" done > {MANIFEST_NAME}.tmp && mv {MANIFEST_NAME}.tmp {MANIFEST_NAME}"
+    )
+
+
+WRITE_MANIFEST = write_manifest()
+
+
+def install_command(source: StackSource) -> str:
+    """The `sh -c` script of the `stack` init container for this source (mount copy)."""
+    copy = _sprig(source) if source.layout is StackLayout.SPRIG else _folder(source)
+    return f"{{ {copy}; }} && {_finish(source)}"
+
+
+def _finish(source: StackSource, root: str = REMOTE_ROOT, to: str = ">&2") -> str:
+    """What both mounts do once bin/ is in place: refuse a stack without buzz-acp, write the
+    digests, make the directories any user writes."""
+    bin_dir, logs, prompts = (shlex.quote(f"{root}/{sub}") for sub in ("bin", "logs", "prompts"))
+    message = f"stack: image {source.image} (layout {source.layout.value}) installs no executable bin/{REQUIRED}"
+    return (
+        f"{{ [ -x {bin_dir}/{REQUIRED} ] || {_fail(message, to)}; }}"
+        f" && {write_manifest(root)}"
         # logs/ and prompts/ world-writable: the task image may run as any user and writes there
-        f" && mkdir -p {REMOTE_LOGS} {REMOTE_PROMPTS} && chmod 0777 {REMOTE_LOGS} {REMOTE_PROMPTS}"
+        f" && mkdir -p {logs} {prompts} && chmod 0777 {logs} {prompts}"
     )
 
 

@@ -2,7 +2,9 @@
 image gets /opt/buzz/bin/sprig with buzz-acp, buzz-agent, … linked to it, the image's CA bundle
 and the digests manifest, and each name runs as sprig dispatching on argv[0]; a folder image that
 `make stack-image` built from a folder of binaries installs the same way; a sprig image without
-the binary at binaryPath fails the pod's stack install naming spec.stack.binaryPath.
+the binary at binaryPath fails the pod's stack install naming spec.stack.binaryPath. Each
+layout is installed both ways (spec.stack.mount, docs/stack.md#mount): copied by the init
+container, and mounted as an image volume with bin/ linked by what the launch exec runs.
 
 The sprig here is a shell script that prints the name it was called by — the install copies and
 links whatever file is at binaryPath, and a script shows argv[0] dispatch as well as a binary.
@@ -20,14 +22,22 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.api.stack import StackLayout, StackSource
+from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.objects import create_pod
 from buzz_operator.kube.pods import wait_running
+from buzz_operator.trial import launch_script, runtime_shell
+from buzz_operator.trial.failures import StepFailure
 from buzz_operator.trial.podspec import build_trial_pod
-from buzz_operator.trial.stack_install import READ_MANIFEST, SPRIG_LINKS, parse_manifest
+from buzz_operator.trial.stack_install import (
+    IMAGE_ROOT,
+    READ_MANIFEST,
+    SPRIG_LINKS,
+    parse_manifest,
+    read_manifest_command,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 # prints the name it was run as: what a multicall binary dispatches on
@@ -84,9 +94,15 @@ async def _sh(kube: Kube, namespace: str, pod: str, script: str) -> str:
     return result.text()
 
 
-async def _assert_sprig_installed(kube: Kube, namespace: str, pod: str) -> None:
+async def _assert_sprig_installed(kube: Kube, namespace: str, pod: str, stack: StackSource) -> None:
     state = await wait_running(kube, namespace, pod, timeout_s=120)
     assert state.ready, state
+    # what the launch exec reads the digests with: with mount image it installs first
+    first = parse_manifest(await _sh(kube, namespace, pod, read_manifest_command(stack)))
+    assert first == parse_manifest(await _sh(kube, namespace, pod, read_manifest_command(stack)))  # once
+    if stack.mount is StackMount.IMAGE:
+        target = (await _sh(kube, namespace, pod, "readlink -f /opt/buzz/bin/buzz-acp")).strip()
+        assert target.startswith(f"{IMAGE_ROOT}/"), target
     for name in SPRIG_LINKS:
         assert (await _sh(kube, namespace, pod, f"readlink /opt/buzz/bin/{name}")).strip() == "sprig", name
         said = await _sh(kube, namespace, pod, f"/opt/buzz/bin/{name} --version")
@@ -101,19 +117,47 @@ async def _assert_sprig_installed(kube: Kube, namespace: str, pod: str) -> None:
     assert bundle.startswith("-----BEGIN CERTIFICATE-----") and bundle.rstrip().endswith("writable"), bundle
 
 
+MOUNTS = pytest.mark.parametrize("mount", [StackMount.COPY, StackMount.IMAGE])
+
+
+def _mountable(mount: StackMount, request: pytest.FixtureRequest) -> None:
+    if mount is StackMount.IMAGE:
+        request.getfixturevalue("image_volumes")  # skips, saying so, on a runtime without them
+
+
+@MOUNTS
 async def test_a_sprig_image_is_installed_as_sprig_with_every_name_linked(  # type: ignore[no-untyped-def]
-        kube: Kube, namespace, crds, make_trial_spec, sprig_image) -> None:
+        kube: Kube, namespace, crds, make_trial_spec, sprig_image, mount: StackMount, request) -> None:
+    _mountable(mount, request)
     name = f"sprig-{secrets.token_hex(3)}"
-    await _trial_pod(kube, namespace, name, StackSource(image=sprig_image, layout=StackLayout.SPRIG), make_trial_spec)
-    await _assert_sprig_installed(kube, namespace, name)
+    stack = StackSource(image=sprig_image, layout=StackLayout.SPRIG, mount=mount)
+    await _trial_pod(kube, namespace, name, stack, make_trial_spec)
+    await _assert_sprig_installed(kube, namespace, name, stack)
 
 
+@MOUNTS
 async def test_a_folder_image_of_user_binaries_installs_the_same_stack(  # type: ignore[no-untyped-def]
-        kube: Kube, namespace, crds, make_trial_spec, folder_image) -> None:
+        kube: Kube, namespace, crds, make_trial_spec, folder_image, mount: StackMount, request) -> None:
+    _mountable(mount, request)
     name = f"folder-{secrets.token_hex(3)}"
-    await _trial_pod(kube, namespace, name, StackSource(image=folder_image, layout=StackLayout.FOLDER),
-                     make_trial_spec)
-    await _assert_sprig_installed(kube, namespace, name)
+    stack = StackSource(image=folder_image, layout=StackLayout.FOLDER, mount=mount)
+    await _trial_pod(kube, namespace, name, stack, make_trial_spec)
+    await _assert_sprig_installed(kube, namespace, name, stack)
+
+
+async def test_mount_image_refuses_a_folder_layout_on_a_sprig_image_in_the_launchs_words(  # type: ignore[no-untyped-def]
+        kube: Kube, namespace, crds, make_trial_spec, sprig_image, image_volumes) -> None:
+    name = f"mountfolder-{secrets.token_hex(3)}"
+    stack = StackSource(image=sprig_image, layout=StackLayout.FOLDER, mount=StackMount.IMAGE)
+    await _trial_pod(kube, namespace, name, stack, make_trial_spec)
+    state = await wait_running(kube, namespace, name, timeout_s=120)
+    assert state.ready, state  # nothing is installed before the launch
+    result = await kexec.run(kube, namespace, name, "task", runtime_shell.prepare_pod(read_manifest_command(stack)),
+                             timeout_s=30)
+    with pytest.raises(StepFailure) as caught:
+        launch_script.parse(result.text(), result.exit_code, ["solo-1"], relay_ca=False)
+    assert caught.value.reason == "StackInstallFailed"
+    assert caught.value.message == f"stack: no /stack/bin in image {sprig_image} (layout folder)"
 
 
 async def test_a_sprig_image_without_its_binary_fails_naming_binary_path(  # type: ignore[no-untyped-def]

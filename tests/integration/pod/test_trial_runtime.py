@@ -1,32 +1,45 @@
 """The corridor by the runtime, without kopf: a BuzzSweep and a BuzzTrial exist in the API, the
 context is read through it (inline condition, builtin dataset, relay secrets, Service), and
 `drive` walks provision → launch → run → collect → grade → bundle → teardown with the real
-trial pod, the in-cluster dev relay and a file:// store, writing status at every step."""
+trial pod, the in-cluster dev relay and a file:// store, writing status at every step — with
+the stack copied by the init container, and mounted as an image volume (docs/stack.md#mount)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.condition import ExperimentManifest
+from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.trial.runtime import drive
 from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.stack_install import IMAGE_ROOT
 from buzz_operator.trial.state import status_patch
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_relay, crds, make_trial_spec, make_sweep, sweep_secrets, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+# the stack digest each mount recorded: one stack, so one digest (when one worker runs both)
+DIGESTS: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("mount", [StackMount.COPY, StackMount.IMAGE])
+async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_relay, crds, make_trial_spec, make_sweep, sweep_secrets, tmp_path: Path, mount: StackMount, request: pytest.FixtureRequest) -> None:  # type: ignore[no-untyped-def]
+    if mount is StackMount.IMAGE:
+        request.getfixturevalue("image_volumes")  # skips, saying so, on a runtime without them
     store = tmp_path / "store"
     api_key = sweep_secrets
     await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps",
                                                       make_sweep("s1", f"file://{store}", "user-mention"))
     spec = make_trial_spec("user-mention", ExperimentManifest.load(ROOT / "manifests" / "standin-oracle.yaml"))
-    spec = spec.model_copy(update={"sweep_name": "s1"})
+    stack = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER, mount=mount)
+    spec = spec.model_copy(update={"sweep_name": "s1", "stack": stack, "stack_image": None})
     trial = await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "BuzzTrial", "metadata": {"name": "s1-t1"},
         "spec": spec.to_api()})
@@ -34,6 +47,7 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
 
     written: list[BuzzTrialStatus] = []
     per_try_secret: dict[str, str] = {}
+    seen: dict[str, object] = {}
 
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
         await kube.custom.patch_namespaced_custom_object_status(
@@ -42,6 +56,10 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
         written.append(new)
         if new.phase is Phase.RUNNING and not per_try_secret:  # the seats were launched from it
             per_try_secret.update(await objects.read_secret(kube, namespace, "s1-t1-seats"))
+            pod = await objects.read_pod(kube, namespace, "s1-t1") or {}
+            seen["init"] = [c["name"] for c in pod["spec"].get("initContainers", [])]
+            seen["buzz-acp"] = (await kexec.run(kube, namespace, "s1-t1", "task", "readlink -f /opt/buzz/bin/buzz-acp",
+                                                timeout_s=30)).text().strip()
 
     final = await drive(ctx, BuzzTrialStatus(), write)
 
@@ -71,6 +89,13 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
     assert set(stack["binaries"]) == {"buzz-acp", "buzz-agent", "buzz-dev-mcp", "buzz", "relay-forwarder"}
     assert final.stack is not None and stack["digest"] == final.stack.digest == stored["status"]["stack"]["digest"]
     assert summary["stack"] == stack
+    # copy: the init container copied the stack; image: no init copy, bin/ links into the mount
+    if mount is StackMount.COPY:
+        assert seen["init"] == ["stack", "forwarder"] and seen["buzz-acp"] == "/opt/buzz/bin/buzz-acp", seen
+    else:
+        assert seen["init"] == ["forwarder"] and seen["buzz-acp"] == f"{IMAGE_ROOT}/stack/bin/buzz-acp", seen
+    DIGESTS[mount.value] = stack["digest"]
+    assert len(set(DIGESTS.values())) == 1, DIGESTS  # the same binaries, whichever way they arrived
     assert summary["accounting"]["reconciled"], summary["accounting"]
     for name in ("solo-1.stdout.log", "solo-1.system-prompt.md", "buzz-evidence.json", "transcript.json",
                  "receipts.jsonl", "timing.json", "relay-forwarder.log"):

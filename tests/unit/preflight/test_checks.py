@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from buzz_operator.api import labels as L
-from buzz_operator.api.stack import StackLayout, StackSource
+from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.preflight import canary, checks
 from buzz_operator.preflight.checks import Verdict
 from buzz_operator.trial.podbase import RESTRICTED_SECURITY_CONTEXT
@@ -16,6 +16,8 @@ from buzz_operator.trial.podspec import (
     LOGS_VOLUME,
     pod_labels,
     stack_container,
+    stack_mounts,
+    stack_volumes,
 )
 from buzz_operator.trial.stack_install import render_manifest
 
@@ -137,6 +139,16 @@ def test_canary_pod_starts_every_image_and_installs_the_stack_like_a_trial() -> 
     assert len(canary.canary_name("x" * 300)) <= 63
 
 
+def test_a_mount_image_canary_gets_the_stack_as_trials_do_without_the_init_copy() -> None:
+    stack = StackSource(image="stack:1", layout=StackLayout.FOLDER, mount=StackMount.IMAGE)
+    pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack=stack,
+                            operator_image="op:1", task_images=["t1"], pull_policy="Never")
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["operator"]
+    task = pod["spec"]["containers"][0]
+    assert stack_mounts(stack) == task["volumeMounts"][:2]
+    assert stack_volumes(stack, "Never") == pod["spec"]["volumes"][:2]
+
+
 def test_the_canary_carries_a_trial_pods_policy_labels_and_no_trial_label() -> None:
     pod = canary.canary_pod(sweep="s", sweep_uid="u", namespace="ns", stack=StackSource(image="i", layout=StackLayout.FOLDER),
                             operator_image="op", task_images=["t"], pull_policy="Never")
@@ -180,6 +192,12 @@ def test_stack_check_fails_naming_the_stack_field(manifest: str | None, said: st
     result = checks.stack_verdict(manifest, "spec.stackImage")
     assert result.verdict is Verdict.FAILED and result.stack is None
     assert result.detail.startswith("spec.stackImage: ") and said in result.detail, result.detail
+
+
+def test_stack_check_quotes_a_mount_image_installs_refusal() -> None:
+    result = checks.stack_verdict(None, "spec.stack", refusal="stack: the task image has no sha256sum, which …")
+    assert result.verdict is Verdict.FAILED
+    assert result.detail == "spec.stack: the task image has no sha256sum, which …"
 
 
 def test_blocking_is_the_first_failure_of_a_failed_preflight() -> None:

@@ -111,8 +111,10 @@ def test_pod_level_golden() -> None:
 # The install scripts, word for word (trial/stack_install.py says why each step is there).
 MANIFEST_AND_DIRS = (
     "{ [ -x /opt/buzz/bin/buzz-acp ] || { echo 'stack: image IMAGE (layout LAYOUT) installs no executable "
-    "bin/buzz-acp' >&2; exit 1; }; } && cd /opt/buzz && find bin \\( -type f -o -type l \\) | LC_ALL=C sort "
-    "| while IFS= read -r f; do sha256sum \"$f\" || exit 1; done > stack-digests.txt.tmp "
+    "bin/buzz-acp' >&2; exit 1; }; } && cd /opt/buzz && nl='\n' && seen=\"$nl\" && find bin \\( -type f -o -type l "
+    "\\) | LC_ALL=C sort | while IFS= read -r f; do t=$(readlink -f \"$f\") || exit 1; case \"$seen\" in "
+    "*\"$nl$t$nl\"*) sum=${seen#*\"$nl$t$nl\"}; sum=${sum%%\"$nl\"*} ;; *) sum=$(sha256sum \"$t\") || exit 1; "
+    "sum=${sum%% *}; seen=\"$seen$t$nl$sum$nl\" ;; esac; printf \"%s  %s\\n\" \"$sum\" \"$f\"; done > stack-digests.txt.tmp "
     "&& mv stack-digests.txt.tmp stack-digests.txt && mkdir -p /opt/buzz/logs /opt/buzz/prompts "
     "&& chmod 0777 /opt/buzz/logs /opt/buzz/prompts"
 )

@@ -27,7 +27,7 @@ from buzz_operator.trial.runtime_io import sh
 from buzz_operator.trial.runtime_keys import read_api_keys
 from buzz_operator.trial.runtime_relay_ca import RELAY_CA_NAME
 from buzz_operator.trial.runtime_shell import await_subscribed
-from buzz_operator.trial.stack_install import READ_MANIFEST
+from buzz_operator.trial.stack_install import read_manifest_command
 from buzz_operator.trial.state import Launched
 from buzz_operator.trial.steps.stack import digests_of
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
@@ -123,7 +123,7 @@ async def _start_and_launch(ctx: TrialContext, pod: str, handle: TenantHandle, s
     archive, envs = tar.pack(_files(ctx, handle)), _seat_envs(ctx, handle, secrets, keys)
     relay_ca = ctx.relay.ca_pem is not None
     text = launch_script.script(
-        read_manifest=READ_MANIFEST, files_bytes=len(archive), relay_ca=relay_ca, marker=marker,
+        read_manifest=read_manifest_command(ctx.spec.stack_source), files_bytes=len(archive), relay_ca=relay_ca, marker=marker,
         seats=[(seat_id, len(env)) for seat_id, env in zip(waiting, envs, strict=True)], ready_round_s=READY_ROUND_S)
     try:
         async with asyncio.timeout(READY_TIMEOUT_S):

@@ -1,15 +1,15 @@
 #!/bin/bash
-# containerd $BUZZ_CONTAINERD_VERSION (2.x) built from the Go module proxy, for a local cluster
-# that runs it instead of Debian 13's 1.7 (docs/local-cluster.md#containerd-2): `containerd`,
-# `containerd-shim-runc-v2` and `ctr` under $CACHE/containerd-<version>/bin. Why one would: the
-# kubelet's image volumes (docs/stack.md#mounting-the-image-instead-of-copying-it-left) need
-# containerd >= 2.1. A second run builds nothing.
+# The local cluster's containerd, $BUZZ_CONTAINERD_VERSION (2.x, default 2.2.9: hack/lib.sh), built
+# from the Go module proxy (docs/local-cluster.md#containerd-2): `containerd`,
+# `containerd-shim-runc-v2` and `ctr` under $CACHE/containerd-<version>/bin. Why not Debian's 1.7:
+# the kubelet's image volumes (docs/stack.md#mount) need containerd >= 2.1. A second run builds
+# nothing.
 #   build-containerd.sh          build what is missing
 #   build-containerd.sh path     print the bin directory
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-V=${CONTAINERD_VERSION:?BUZZ_CONTAINERD_VERSION is not set: name a containerd 2.x release, e.g. 2.2.9}
-case "$V" in 2.*) ;; *) die "BUZZ_CONTAINERD_VERSION=$V: only 2.x is built here (1.7 comes from Debian 13; leave it unset)" ;; esac
+V=${CONTAINERD_VERSION:?BUZZ_CONTAINERD_VERSION=1.7 runs the containerd of Debian 13, which is not built here}
+case "$V" in 2.*) ;; *) die "BUZZ_CONTAINERD_VERSION=$V: only 2.x is built here (1.7 comes from Debian 13: BUZZ_CONTAINERD_VERSION=1.7)" ;; esac
 DIR=$CTRD_BUILT_BIN
 if [ "${1:-}" = path ]; then echo "$DIR"; exit 0; fi
 if [ -x "$DIR/containerd" ] && [ -x "$DIR/containerd-shim-runc-v2" ] && [ -x "$DIR/ctr" ] \

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Single-node Kubernetes $K8S_VERSION on this machine (docs/local-cluster.md): etcd 3.5 and
-# containerd 1.7 from Debian 13, runc from Debian 12, kube-apiserver, kube-controller-manager,
+# Single-node Kubernetes $K8S_VERSION on this machine (docs/local-cluster.md): etcd 3.5 from
+# Debian 13, containerd 2.2.9 built from the Go module proxy (BUZZ_CONTAINERD_VERSION=1.7: Debian
+# 13's), runc from Debian 12, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet and kube-proxy (iptables mode) built from the Go module proxy, and
 # kube-router's firewall enforcing NetworkPolicy; Pod Security admission is on (the apiserver's
 # default plugins). All state is under $RUN. A second run is a no-op.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Fetch and unpack (dpkg -x, never installed) the Debian packages the local cluster takes from
 # a named suite other than the machine's: etcd >= 3.5.11 (kube-apiserver >= 1.31 needs it;
-# bookworm has 3.4.23) and containerd 1.7 (bookworm has 1.6.20). They come from Debian 13
+# bookworm has 3.4.23) and containerd 1.7 (bookworm has 1.6.20; the cluster runs it when
+# BUZZ_CONTAINERD_VERSION=1.7, a built 2.x otherwise: hack/lib.sh). They come from Debian 13
 # "trixie" through a private apt configuration under $CACHE, so /etc/apt is untouched and the
 # result is the same on a Debian 12 or 13 machine. Each package lands in
 # $CACHE/debian/<suite>/<package>_<version>/, and $CACHE/debian/<suite>/current/<package>

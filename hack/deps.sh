@@ -3,8 +3,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-# The machine's own suite. etcd and containerd come from Debian 13 (hack/debian-pkgs.sh), and
-# Kubernetes and kube-router are built with the machine's Go (hack/build-k8s.sh, build-netpol.sh).
+# The machine's own suite. etcd (and containerd 1.7, when chosen) come from Debian 13
+# (hack/debian-pkgs.sh), and Kubernetes, containerd 2.x and kube-router are built with the
+# machine's Go (hack/build-k8s.sh, build-containerd.sh, build-netpol.sh).
 # redis-server: Block's relay needs Redis when tests/realstack runs it (docs/real-stack.md).
 PKGS="runc containernetworking-plugins iptables ipset conntrack curl dpkg-dev debootstrap buildah skopeo
 postgresql iproute2 openssl jq bc tmux chromium redis-server"

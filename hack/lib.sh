@@ -60,10 +60,13 @@ port_free() {
     die "port $1 (needed by $2) is already in use${who:+ by $who}; stop it or set the matching BUZZ_*_PORT variable"
   fi
 }
-# BUZZ_CONTAINERD_VERSION (2.x) runs containerd built from the Go module proxy (hack/build-containerd.sh)
-# instead of Debian 13's 1.7; unset is Debian's. Each keeps its own image store: 2.x migrates the
-# metadata it opens, which 1.7 then could not read.
-CONTAINERD_VERSION=${BUZZ_CONTAINERD_VERSION:-}
+# The cluster's containerd: BUZZ_CONTAINERD_VERSION, a 2.x release built from the Go module proxy
+# (hack/build-containerd.sh), 2.2.9 unless set — image volumes need >= 2.1 (docs/stack.md#mount);
+# `1.7` runs Debian 13's instead. Each keeps its own image store: 2.x migrates the metadata it
+# opens, which 1.7 then could not read. CONTAINERD_VERSION is empty for Debian's.
+DEFAULT_CONTAINERD_VERSION=2.2.9
+CONTAINERD_VERSION=${BUZZ_CONTAINERD_VERSION:-$DEFAULT_CONTAINERD_VERSION}
+[ "$CONTAINERD_VERSION" = 1.7 ] && CONTAINERD_VERSION=
 # image store kept across cluster-down, so images are imported once
 CTRD_ROOT=$CACHE/containerd${CONTAINERD_VERSION:+-$CONTAINERD_VERSION/root}
 CTRD_BUILT_BIN=$CACHE/containerd-$CONTAINERD_VERSION/bin   # where build-containerd.sh puts a 2.x

@@ -42,7 +42,9 @@ def test_conditions_parse_what_they_render(clauses: list[Condition]) -> None:
     assert parse_conditions("&".join(_render(c) for c in clauses)) == tuple(clauses)
 
 
-@settings(max_examples=25)
+# no deadline: each example signs and verifies in pure Python, which a loaded machine (the unit
+# tier beside a cluster starting) slowed past hypothesis' 200 ms and failed the run
+@settings(max_examples=25, deadline=None)
 @given(st.text(max_size=50), st.lists(st.lists(st.text(max_size=8), min_size=1, max_size=3), max_size=3),
        st.integers(0, 2**31))
 def test_any_field_change_breaks_verification(content: str, tags: list[list[str]], created_at: int) -> None:

@@ -60,7 +60,7 @@ def test_spec_resolves_image_resources_and_deadlines() -> None:
         "attempt": 2,
         "conditionHash": HASH,
         "image": TASK.image_ref("docker.io/buzz-tasks", "buzz-native"),
-        "stack": {"image": "docker.io/buzz/stack:dev", "layout": "folder"},
+        "stack": {"image": "docker.io/buzz/stack:dev", "layout": "folder", "mount": "copy"},
         "operatorImage": "docker.io/buzz/operator:dev",
         "imagePullPolicy": "IfNotPresent",
         "runtimeClassName": "gvisor",
@@ -130,10 +130,10 @@ def test_mismatched_task_is_refused() -> None:
 def test_the_sweeps_stack_or_its_deprecated_alias_is_planned() -> None:
     sprig = {"image": "ghcr.io/block/sprig:1", "layout": "sprig", "binaryPath": "/usr/bin/sprig"}
     _, spec = _spec(sweep=SWEEP.model_copy(update={"stack": StackSource.model_validate(sprig)}))
-    assert spec.to_api()["stack"] == sprig and "stackImage" not in spec.to_api()
+    assert spec.to_api()["stack"] == {**sprig, "mount": "copy"} and "stackImage" not in spec.to_api()
     # spec.stackImage keeps meaning what it always did: a folder image
     _, spec = _spec(sweep=SWEEP.model_copy(update={"stack_image": "example.org/my-stack:1"}))
-    assert spec.to_api()["stack"] == {"image": "example.org/my-stack:1", "layout": "folder"}
+    assert spec.to_api()["stack"] == {"image": "example.org/my-stack:1", "layout": "folder", "mount": "copy"}
 
 
 def test_a_trial_planned_before_spec_stack_still_reads() -> None:

@@ -24,7 +24,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from buzz_operator.api.common import SWEEPS
-from buzz_operator.api.stack import StackSource
+from buzz_operator.api.stack import StackMount, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus, PreflightStatus
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.dataset.task import Task
@@ -81,9 +81,13 @@ def image_field(detail: str, stack: str = "spec.stack") -> str:
 
 
 def failed_image_detail(message: str, reason: str, spec: BuzzSweepSpec, task_images: Sequence[str],
-                        origins: Mapping[str, checks.ImageOrigin]) -> str:
+                        origins: Mapping[str, checks.ImageOrigin], stack: StackSource | None = None) -> str:
     """The images check's detail for a canary that did not start (``message`` is kube.pods'
-    `<container>: <waiting reason>: <text>`): a task image's failure names its tasks."""
+    `<container>: <waiting reason>: <text>`): a task image's failure names its tasks. With
+    mount image the stack image is a volume of the `task` container, whose waiting message then
+    quotes the stack image ("Container image \"<ref>\" is not present …"): that is the stack's."""
+    if stack is not None and stack.mount is StackMount.IMAGE and f'"{stack.image}"' in message:
+        return f"{stack_field(spec)}: {reason}: {message}"[:200]
     container = message.split(":", 1)[0].strip()
     started = canary.started_images(task_images)
     index = 0 if container == canary.TASK_CONTAINER else (
@@ -318,7 +322,7 @@ async def check_canary(
             why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
             return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
         if not state.ready:
-            why = failed_image_detail(state.message, state.reason or "", spec, task_images, origins or {})
+            why = failed_image_detail(state.message, state.reason or "", spec, task_images, origins or {}, stack)
             return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
         found = {checks.IMAGES: passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task "
                                                       f"image(s) start")}

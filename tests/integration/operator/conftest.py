@@ -10,6 +10,7 @@ from tests.support.cluster import (  # noqa: F401  (pytest finds fixtures among 
     cluster_relay,
     crds,
     host_ip,
+    image_volumes,
     kube,
     kubectl,
     make_sweep,

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
@@ -44,9 +45,22 @@ async def _run(kube: Kube, namespace: str, body: dict[str, Any], store_url: str)
     return {r.name: r for r in results}
 
 
-async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+MOUNTS = pytest.mark.parametrize("mount", ["copy", "image"])
+
+
+def _mountable(mount: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The stand-in stack as spec.stack with this mount; mount image skips, saying so, on a
+    runtime without image volumes."""
+    if mount == "image":
+        request.getfixturevalue("image_volumes")
+    return {"image": DEFAULT_STACK.image, "layout": DEFAULT_STACK.layout.value, "mount": mount}
+
+
+@MOUNTS
+async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path, mount, request) -> None:  # type: ignore[no-untyped-def]
     url = f"file://{tmp_path}"
-    body = make_sweep("ok", store_url=url, tasks=["hello-file", "user-mention"], suspend=True)
+    body = make_sweep("ok", store_url=url, tasks=["hello-file", "user-mention"], suspend=True,
+                      stack=_mountable(mount, request))
     found = await _run(kube, namespace, body, url)
     verdicts = {name: r.verdict.value for name, r in found.items()}
     print(f"\npreflight on a healthy sweep: {verdicts}")
@@ -95,6 +109,19 @@ async def test_missing_image_fails_naming_its_field(kube: Kube, namespace, crds,
     assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
     assert found[checks.IMAGES].detail.startswith("spec.stackImage: ImagePullFailed"), found[checks.IMAGES]
     assert found[checks.TRUST_STORE].verdict is checks.Verdict.SKIPPED
+
+
+async def test_a_missing_mounted_stack_image_names_spec_stack(  # type: ignore[no-untyped-def]
+        kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path, image_volumes) -> None:
+    """With mount image the stack is a volume of the task container: the kubelet's complaint is
+    the task container's, and the check still names the stack's field."""
+    url = f"file://{tmp_path}"
+    body = make_sweep("nomount", store_url=url, tasks=["hello-file"], suspend=True,
+                      stack={"image": "docker.io/buzz/no-such-stack:0", "layout": "folder", "mount": "image"})
+    found = await _run(kube, namespace, body, url)
+    assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
+    detail = found[checks.IMAGES].detail
+    assert detail.startswith("spec.stack: ImagePullFailed") and "docker.io/buzz/no-such-stack:0" in detail, detail
 
 
 def apply_trial_policies(namespace: str, trial_policy: dict[str, Any]) -> None:

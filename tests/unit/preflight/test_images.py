@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.dataset import load_task
 from buzz_operator.preflight import checks
@@ -53,3 +54,12 @@ def test_task_image_failures_name_tasks_and_provider(spec: BuzzSweepSpec, tmp_pa
     # not a task container: the field the image comes from, as before
     stack = failed_image_detail("stack: ErrImageNeverPull: x", "ImagePullFailed", spec, images, origins)
     assert stack.startswith("spec.stack: ImagePullFailed")
+    # mount image: the stack is a volume of the task container, whose message quotes the stack
+    # image (as the kubelet said it on the local cluster, containerd 2.2.9)
+    mounted = StackSource(image="docker.io/buzz/no-such-stack:1", layout=StackLayout.FOLDER, mount=StackMount.IMAGE)
+    said = 'task: ErrImageNeverPull: Container image "docker.io/buzz/no-such-stack:1" is not present with pull policy of Never'
+    assert failed_image_detail(said, "ImagePullFailed", spec, images, origins, mounted) == (
+        f"spec.stack: ImagePullFailed: {said}")
+    # the task image's own failure is still the task's
+    assert failed_image_detail("task: ErrImagePull: not found", "ImagePullFailed", spec, images, origins,
+                               mounted) == first

@@ -69,17 +69,11 @@ class StackSource(
         pattern=r"^/[A-Za-z0-9._+/-]+$",
         description=f"sprig layout: path of the multicall binary in the image (default {DEFAULT_SPRIG_BINARY}).",
     )
-
-    mount: StackMount = Field(
-        StackMount.COPY,
-        description=(
-            "How the pod gets the stack: copy (an init container copies it into /opt/buzz; any runtime) "
-            "or image (the image mounted read-only as an image volume at /opt/buzz-image and bin/ linked "
-            "into it at launch: no init container; needs a runtime with image volumes, e.g. containerd "
-            ">= 2.1, and sh, ln, cp, find, sort, readlink and sha256sum in the task image)."
-        ),
-        json_schema_extra={"maxLength": max(len(member.value) for member in StackMount)},
-    )
+    mount: StackMount = Field(StackMount.COPY, description=(
+        "How the pod gets the stack: copy (an init container copies it into /opt/buzz; any runtime) or "
+        "image (the image mounted read-only as an image volume at /opt/buzz-image and bin/ linked into it "
+        "at launch: no init container; needs a runtime with image volumes, e.g. containerd >= 2.1, and sh, "
+        "ln, cp, find, sort, readlink and sha256sum in the task image)."))
 
     @field_validator("binary_path")
     @classmethod

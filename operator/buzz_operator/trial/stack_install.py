@@ -1,7 +1,9 @@
 """Installing the agent stack at /opt/buzz, per layout, and the digests manifest it leaves (pure).
 
-The trial pod's (and the preflight canary's) `stack` init container runs ``install_command``
-in the stack image. Both layouts end in the same place — /opt/buzz/bin/{buzz-acp, …}, the CA
+With spec.stack.mount copy, the trial pod's (and the preflight canary's) `stack` init container
+runs ``install_command`` in the stack image; with mount image, the launch exec (and the canary's
+first exec) runs ``mount_install_command`` in the task container, linking bin/ into the stack
+image mounted at /opt/buzz-image (docs/stack.md#mount). Both layouts, both mounts, end in the same place — /opt/buzz/bin/{buzz-acp, …}, the CA
 bundle at /opt/buzz/ca-certificates.crt, logs/ and prompts/ writable by any user — and both
 write /opt/buzz/stack-digests.txt: ``sha256sum`` of every file under bin/, symlinks resolved
 (a link to sprig has sprig's digest), one ``<sha256>  bin/<name>`` line each, sorted by path.
@@ -9,7 +11,7 @@ The corridor reads that file back from the task container (trial/steps/stack.py,
 records is what its pod ran, not what a tag pointed to when the sweep was planned.
 
 Only POSIX sh and the tools busybox (Alpine, the sprig image) and coreutils (Debian, the
-folder images) both have are used: cp, ln, mkdir, chmod, find, sort, sha256sum.
+folder images) both have are used: cp, ln, mkdir, chmod, find, sort, readlink, sha256sum.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import Any
 
 from buzz_operator.relay.channel_views import channel_members, search_channels_exact
 from buzz_operator.relay.client import RelayError
+from buzz_operator.relay.evidence_order import order_messages
 from buzz_operator.relay.scripted import ScriptLike, find_posted
 from buzz_operator.relay.tenant import client_as
 from buzz_operator.relay.tenant_models import RelayTarget, TenantHandle, TenantSecrets
@@ -70,8 +71,10 @@ def build_evidence(
     by_pubkey = {v["pubkey"]: (name, v["role"]) for name, v in identities.items()}
     # a directory identity's own messages (scripted reports) carry its name, as in Block's export
     by_pubkey.update({d.pubkey: (d.name, d.role) for d in handle.directory})
-    messages = [normalize_message(m, by_pubkey) for m in raw_messages if isinstance(m, dict)]
-    messages.sort(key=lambda m: (m["created_at"] is None, m["created_at"] or 0))
+    messages = order_messages(
+        (normalize_message(m, by_pubkey) for m in raw_messages if isinstance(m, dict)),
+        task_event_id=task_event_id, seat_pubkeys=[seat.pubkey for seat in handle.seats],
+        scripted_ids=[str(e.get("event_id") or "") for e in scripted_events])
     return {
         "schema_version": SCHEMA_VERSION,
         "trial": {"run_id": handle.run_id, "trial_id": handle.trial_id, "channel_id": handle.channel_id},

@@ -6,78 +6,28 @@ evidence (every scripted event in a delivery receipt, as many turn starts as tur
 
 from __future__ import annotations
 
-import asyncio
-import io
 import re
 from pathlib import Path
 
 import pytest
 from buzz_operator.dev.agent.acp import run_turn
-from buzz_operator.dev.agent.bridge import Bridge
-from buzz_operator.dev.agent.config import AcpConfig
 from buzz_operator.dev.agent.policies import POLICIES
-from buzz_operator.dev.agent.tracing import EnvFilter, Logger
 from buzz_operator.dev.agent.turn import Turn
 
+from tests.unit.agent.suite_play import bridge_for, idle, play
 from tests.unit.agent.suite_trial import (
     CHANNEL,
     EXPECTED_FAILURES,
-    ORCHESTRATOR,
     Trial,
     failed,
     grade,
-    instruction,
     splits,
 )
 
 pytestmark = pytest.mark.timeout(120)
-RUNTIME_LOG = "buzz_acp=info,acp::usage=debug,pool::prompt=info,acp::stream=info,acp::tool=info"
 TURN_ENDS = ("turn complete for", "turn cancelled for", "turn hit max_tokens for",
              "turn hit max_turn_requests for", "turn refused for")
 RECEIPT = re.compile(r"INFO pool::prompt: turn delivered Buzz events for channel (\S+): ([0-9a-f,]+)$")
-
-
-def _bridge(trial: Trial, policy: str, tmp_path: Path) -> tuple[Bridge, io.StringIO]:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text(f"## Your team\n\nYou are `{ORCHESTRATOR}` (pubkey `{trial.orchestrator.pubkey}`).\n"
-                      f"Tasks come from the user `{trial.user.name}` (pubkey `{trial.user.pubkey}`).\n")
-    env = {"BUZZ_RELAY_URL": "ws://localhost:3600", "BUZZ_PRIVATE_KEY": trial.orchestrator.keys.secret.hex(),
-           "BUZZ_ACP_CHANNELS": CHANNEL, "BUZZ_AGENT_MODEL": f"standin/{policy}",
-           "BUZZ_ACP_SYSTEM_PROMPT_FILE": str(prompt), "BUZZ_STANDIN_APP_DIR": str(tmp_path / "app"),
-           "RUST_LOG": RUNTIME_LOG}
-    out = io.StringIO()
-    bridge = Bridge(AcpConfig.from_env(env), Logger(EnvFilter(RUNTIME_LOG), out))
-    bridge.relay = trial.agent_relay  # type: ignore[assignment]
-    return bridge, out
-
-
-async def idle(bridge: Bridge) -> None:
-    while running := [task for task in bridge.turns if not task.done()]:
-        await asyncio.gather(*running)
-
-
-async def play(task: str, policy: str, split: list[list[int]] | None, tmp_path: Path) -> tuple[Trial, str]:
-    """Publish the task and its scripted events, deliver them in the turns `split` groups them
-    into (None: through the bridge as they arrive), and return the trial and the seat's log."""
-    trial = Trial(task, instruction(task))
-    events = trial.publish()
-    bridge, out = _bridge(trial, policy, tmp_path)
-    model = POLICIES[policy](bridge)
-
-    async def on_turn(turn: Turn) -> None:
-        await run_turn(bridge, model, turn)
-
-    if split is None:
-        for event in events:
-            bridge._on_event(CHANNEL, event, on_turn)
-    else:
-        for group in split:
-            bridge.pending[CHANNEL].extend(events[i] for i in group)
-            bridge.dispatch(CHANNEL, on_turn)
-            await idle(bridge)
-    await idle(bridge)
-    return trial, out.getvalue()
 
 
 def _completion_evidence(trial: Trial, log: str) -> None:
@@ -182,7 +132,7 @@ async def test_naive_is_the_oracle_on_the_first_suite(task: str, tmp_path: Path)
         trial = Trial(task, text)
         trial.store.events.append(trial.relay(trial.user).sign(0, '{"name":"benchmark-user-07"}', []))
         trial.publish()
-        bridge, _ = _bridge(trial, policy, tmp_path)
+        bridge, _ = bridge_for(trial, policy, tmp_path)
         model = POLICIES[policy](bridge)
         bridge.pending[CHANNEL].append(trial.task_event)
 

@@ -160,7 +160,7 @@ class Bridge(Tools):
         batch = pending[:MAX_BATCH_EVENTS]
         del pending[:MAX_BATCH_EVENTS]
         self.in_flight.add(channel)
-        turn = Turn(batch, channel, batch_text(batch), self.sessions[channel], max(created_at(e) for e in batch))
+        turn = Turn(batch, channel, batch_text(batch), self.sessions[channel])
         self.turns.append(asyncio.create_task(self._run(turn, on_turn)))
 
     async def _run(self, turn: Turn, on_turn: OnTurn) -> None:

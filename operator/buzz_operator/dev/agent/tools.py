@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 import uuid
 
 from .config import AcpConfig
@@ -54,16 +53,10 @@ class Tools:
             tags.extend(thread_tags(reply_to))
         for pubkey in dict.fromkeys(mentions or []):
             tags.append(["p", pubkey])
-        # A model takes seconds; the stand-in takes milliseconds. Publishing in the same second
-        # as the message being answered would tie on created_at, and a tie sorts by event id,
-        # so the answer could land *before* the task in a transcript. Wait out the second.
-        delay = turn.floor + 1 - time.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
+        # Published at once, often in the second of the event it answers: the evidence's order
+        # puts an answer after what it answers (docs/evidence.md#order), so nothing waits here.
         turn.session.write(content)
-        event = await self.relay.send(KIND_MESSAGE, content, tags)
-        turn.floor = max(turn.floor, created_at(event))
-        return event
+        return await self.relay.send(KIND_MESSAGE, content, tags)
 
     async def ask(self, turn: Turn, about: Event, pubkey: str, name: str, question: str) -> Event:
         """Mention a teammate in the thread of `about` and wait (idle timeout) for its answer."""
@@ -75,7 +68,6 @@ class Tools:
         finally:
             self._waiters.pop(pubkey, None)
         self.read(turn, str(answer.get("content", "")))
-        turn.floor = max(turn.floor, created_at(answer))
         return answer
 
     async def create_channel(self, turn: Turn, name: str, ttl: int | None) -> str:

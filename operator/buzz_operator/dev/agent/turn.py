@@ -38,8 +38,6 @@ class Turn:
     channel: str
     text: str
     session: Session
-    # created_at of the newest event this turn has read or written (see Tools.post)
-    floor: int = 0
 
     @property
     def event(self) -> Event:

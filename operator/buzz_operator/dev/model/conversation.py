@@ -62,7 +62,3 @@ class Reply:
     calls: tuple[ToolCall, ...] = ()
     extra_input_tokens: int = 0  # billed on top of the request's size (the spender policy)
     extra_output_tokens: int = 0
-    # Unix time before which the reply is not sent. Nostr timestamps are whole seconds and a tie
-    # sorts by event id, so an answer published in the task's own second can sort before it and
-    # the verifier finds no answer after the task. A model takes seconds; the scripted one waits.
-    not_before: float = 0.0

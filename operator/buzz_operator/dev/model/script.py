@@ -110,10 +110,9 @@ class _Steps:
 
 @dataclass(frozen=True)
 class _Step:
-    """The next calls for a request; `post_after` is the event whose second a post waits out."""
+    """The next calls for a request."""
 
     calls: list[ToolCall]
-    post_after: BuzzEvent | None = None
 
 
 def shell_stdout(result: str) -> str:
@@ -295,7 +294,7 @@ class _Planner:
         """The completion message: the answer, threaded, mentioning the requester."""
         anchor = thread or event
         command = send_command(event, f"DONE: {body}", [event.sender, *(extra or [])], self._reply_to(anchor))
-        return _Step([steps.run("send", command)], post_after=event)
+        return _Step([steps.run("send", command)])
 
     def _plan(self, request: Request, event: BuzzEvent, steps: _Steps) -> _Step | None:
         task, naive = request.task, self.style.naive
@@ -362,7 +361,7 @@ class _Planner:
                                             f"whose profile says {task.marker!r}; I sent nothing.")
         if not steps.done("deliver"):
             command = send_command(event, task.message, targets, self._reply_to(event))
-            return _Step([steps.run("deliver", command)], post_after=event)
+            return _Step([steps.run("deliver", command)])
         return self._done(steps, event, task.answer())
 
 
@@ -377,9 +376,7 @@ def answer(turn: Turn) -> Reply:
     step = planner.next_step()
     if step is None:
         return Reply(WAITING if planner.waiting() else END_OF_TURN, (), *extra)
-    after = step.post_after
-    not_before = after.created_at + 1 if after is not None and after.created_at is not None else 0.0
-    return Reply("", tuple(step.calls), *extra, not_before=not_before)
+    return Reply("", tuple(step.calls), *extra)
 
 
 Answerer = Callable[[Turn], Reply]

@@ -11,7 +11,6 @@ import itertools
 import json
 import sys
 import threading
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,7 +21,6 @@ from buzz_operator.dev.model.event import NoEvent, delivered
 from buzz_operator.dev.model.script import POLICIES, answer
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
-MAX_WAIT_S = 2.0
 _ids = itertools.count(1)
 _ids_lock = threading.Lock()
 
@@ -115,9 +113,6 @@ class Handler(BaseHTTPRequestHandler):
             raise UnsupportedRequest("stream: streaming is not supported in the Anthropic dialect")
         turn = module.parse(body, raw_chars)
         reply = self.answerer(turn)
-        wait = reply.not_before - time.time()
-        if wait > 0:
-            time.sleep(min(wait, MAX_WAIT_S))
         response_id = _next_id("msg" if dialect == "anthropic" else "chatcmpl")
         result = module.respond(turn, reply, response_id)
         usage = result["usage"]

@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from buzz_operator.cli.sweep_results import load_summary  # noqa: E402
 from buzz_operator.results import caveats, render_report, summary_document  # noqa: E402
+from buzz_operator.results.statistics import TaskCounts, mean_interval, paired_interval  # noqa: E402
 from figures import INFO, LOWER, Figure, record  # noqa: E402
 
 from tests.unit.results.sweep_builder import MIXED, build_sweep  # noqa: E402
@@ -32,6 +33,9 @@ from tests.unit.results.sweep_builder import MIXED, build_sweep  # noqa: E402
 RUNS = 5
 # A person waits for this: a thousand-trial sweep should summarise in about a second from local disk
 TARGET_SUMMARY_MS = 1500.0
+# Every summary computes both intervals (2,000 resamples of 9 tasks x 5 attempts, overall and
+# paired): well under a second, or a `buzzctl sweep summary` waits on its statistics.
+TARGET_INTERVALS_MS = 500.0
 
 
 def replicate(root: Path, sweep: str, trials: int) -> None:
@@ -39,6 +43,18 @@ def replicate(root: Path, sweep: str, trials: int) -> None:
     for i in range(trials - len(base)):
         source = base[i % len(base)]
         shutil.copytree(source, root / sweep / f"{source.name}-r{i}")
+
+
+def intervals_ms() -> list[float]:
+    """Both bootstrap intervals of one summary, timed RUNS times."""
+    tasks = [TaskCounts(5, c) for c in (0, 1, 2, 3, 4, 5, 2, 3, 1)]
+    samples = []
+    for _ in range(RUNS):
+        began = time.perf_counter()
+        mean_interval(tasks)
+        paired_interval(list(zip(tasks, reversed(tasks), strict=True)))
+        samples.append((time.perf_counter() - began) * 1000)
+    return samples
 
 
 def main() -> int:
@@ -68,7 +84,9 @@ def main() -> int:
     )
     record(Figure(f"results: summary document, {n} trials", "ms", doc_ms, INFO))
     record(Figure(f"results: HTML report, {n} trials", "ms", report_ms, INFO))
-    return 0 if summary.passed else 1
+    intervals = record(Figure("results: pass-rate and paired intervals, 9 tasks x 5 attempts", "ms",
+                              intervals_ms(), LOWER, TARGET_INTERVALS_MS))
+    return 0 if summary.passed and intervals.passed else 1
 
 
 if __name__ == "__main__":

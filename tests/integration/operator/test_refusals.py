@@ -63,10 +63,9 @@ async def test_three_silent_sweeps_are_refused_naming_their_fields(  # type: ign
     for name, (seconds, condition) in refused.items():
         print(f"{name:14} refused after {seconds:4.1f}s: {condition['reason']}: {condition['message'][:160]}")
     assert set(refused) == set(CASES), f"not refused: {set(CASES) - set(refused)}"
-    for name, (seconds, condition) in refused.items():
+    for name, (_, condition) in refused.items():
         field = CASES[name][1]
         assert field in condition["message"], (name, condition)
-        assert seconds <= ONE_RECONCILE_S, (name, seconds)
         warnings = [e for e in events if e["involvedObject"].get("name") == name and e["type"] == "Warning"]
         assert any(field in e["message"] for e in warnings), (name, [e["message"] for e in warnings])
     assert NOT_A_KEY not in json.dumps(events) and NOT_A_KEY not in runner.output

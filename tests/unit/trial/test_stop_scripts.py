@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -64,6 +65,28 @@ def pod(tmp_path: Path) -> Iterator[Pod]:
         seat.wait()
 
 
+# No settle here has a bound the run could reach: a settle that waited for its bound instead of
+# the usage would run into the run's net (Pod.run's timeout) and fail the test, with no clock read.
+UNREACHED_S = 600
+
+
+def late_usage(pod: Pod, seat: str, lines: str) -> subprocess.Popen[bytes]:
+    """Append `lines` to the seat's log a moment from now. Just before, note in `settle.early`
+    whether the settle had already ended (it records its figure as it ends, then stops)."""
+    log, figure = pod.root / "logs" / f"{seat}.stdout.log", pod.root / "state" / "usage_settle_seconds.json"
+    script = (f"sleep 0.6; if [ -e {figure} ]; then echo yes; else echo no; fi > {pod.root}/settle.early; "
+              f"printf '%s\\n' {' '.join(shlex.quote(line) for line in lines.splitlines())} >> {log}")
+    return subprocess.Popen(["sh", "-c", script])
+
+
+def waited_for_usage(pod: Pod) -> bool:
+    return (pod.root / "settle.early").read_text().strip() == "no"
+
+
+def settle_figure(pod: Pod) -> str:
+    return (pod.root / "state" / "usage_settle_seconds.json").read_text()
+
+
 def _wait_reaped(pod: Pod) -> bool:
     for _ in range(50):  # the seats are this test's children: poll() reaps them
         if pod.reaped():
@@ -75,13 +98,12 @@ def _wait_reaped(pod: Pod) -> bool:
 def test_settle_waits_for_usage_then_stops_every_seat(pod: Pod) -> None:
     pod.start("lead-1", log=f"{MARKER}\n")
     pod.start("worker-1")
-    log = pod.root / "logs" / "worker-1.stdout.log"
-    writer = subprocess.Popen(["sh", "-c", f"sleep 0.6; echo '{MARKER}' >> {log}"])
-    done = pod.run(runtime_shell.settle_then_stop(["lead-1", "worker-1"], MARKER, 10))
+    writer = late_usage(pod, "worker-1", MARKER)
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1", "worker-1"], MARKER, UNREACHED_S))
     writer.wait()
     assert done.stdout.decode().splitlines()[-1] == "left 0", done
-    waited = json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text())
-    assert 0.5 <= waited < 10  # it waited for the worker's usage, not for the bound
+    assert waited_for_usage(pod)  # still settling when the worker's usage landed
+    assert re.fullmatch(r"\d+\.\d\d", settle_figure(pod))  # the wait, recorded as a fact
     assert _wait_reaped(pod)
 
 
@@ -95,28 +117,29 @@ def test_settle_waits_for_the_turn_in_flight_to_close(pod: Pod) -> None:
         "INFO pool::prompt: turn starting for channel ed591d48\n"
         f"DEBUG acp::usage: {MARKER} session_id=s input=Some(6260) output=Some(133) cached=0\n"
         "INFO acp::tool: tool_call_update: call_send_0 → completed\n"))
-    writer = subprocess.Popen(["sh", "-c", f"sleep 0.6; echo '{MARKER} input=Some(6532)' >> {log}; "
-                                           f"echo 'INFO pool::prompt: turn complete for channel ed591d48: end_turn' >> {log}"])
-    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 10))
+    writer = late_usage(pod, "lead-1", f"{MARKER} input=Some(6532)\n"
+                                       "INFO pool::prompt: turn complete for channel ed591d48: end_turn")
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, UNREACHED_S))
     writer.wait()
     assert done.stdout.decode().splitlines()[-1] == "left 0", done
-    assert 0.5 <= json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 10
+    assert waited_for_usage(pod)  # still settling when the turn closed
     assert log.read_text().count(MARKER) == 2  # the closing call's usage is in the log the receipts read
 
 
 def test_a_turn_that_ended_in_an_error_is_not_waited_for(pod: Pod) -> None:
     pod.start("lead-1", log=(f"turn starting for channel a\n{MARKER}\n"
                              "ERROR pool::prompt: session_prompt error: 500 from the endpoint\n"))
-    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 10))
+    done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, UNREACHED_S))
     assert done.stdout.decode().splitlines()[-1] == "left 0", done
-    assert json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 5
+    assert re.fullmatch(r"\d+\.\d\d", settle_figure(pod))
 
 
 def test_settle_gives_up_at_its_bound(pod: Pod) -> None:
-    pod.start("lead-1")  # never logs usage
+    pod.start("lead-1")  # never logs usage: only the bound can end the settle
     done = pod.run(runtime_shell.settle_then_stop(["lead-1"], MARKER, 0.5))
     assert done.stdout.decode().splitlines()[-1] == "left 0"
-    assert 0.5 <= json.loads((pod.root / "state" / "usage_settle_seconds.json").read_text()) < 5
+    assert re.fullmatch(r"\d+\.\d\d", settle_figure(pod))
+    assert _wait_reaped(pod)
 
 
 def test_a_seat_ignoring_term_is_killed(pod: Pod) -> None:

@@ -53,7 +53,7 @@ crds: install ## regenerate crds/ from the pydantic API models
 	@$(PY) -m buzz_operator.api.crdgen
 
 test-unit: install
-	@$(PYTEST) -q -n 2 tests/unit
+	@$(PYTEST) -q -rs -n 2 tests/unit
 
 test-harbor: install ## Harbor's own code (harbor in its own venv, hack/harbor.sh) reads what the project writes
 	@$(PYTEST) -q tests/harbor
@@ -72,7 +72,7 @@ faults: install cluster-up services images ## fault-injection tests that print f
 
 # every tier; the unit tier first because it needs nothing and fails fastest
 test: install lint ## every test tier (unit, integration, e2e), starting whatever they need
-	@$(PYTEST) -q -n 2 tests/unit
+	@$(PYTEST) -q -rs -n 2 tests/unit
 	@bash hack/harbor.sh venv >/dev/null
 	@$(PYTEST) -q tests/harbor
 	@bash hack/cluster-up.sh

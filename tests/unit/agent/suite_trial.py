@@ -10,8 +10,9 @@ policies, the scripted endpoint) and grading what it posted with the task's own 
   mentioning it, scripted messages right after, replying to the task when `reply_to_task`), and
   `evidence()`: the buzz-evidence.json v1 snapshot as the harness's evidence.py builds it.
 - `grade`: runs the task's verify.py on that snapshot — the project's copy under tasks/ and
-  Block's under $BUZZ_DATASET_DIR (a checkout's benchmarks/buzz-dataset, when set); the
-  project's must exist.
+  Block's under $BUZZ_DATASET_DIR (a checkout's benchmarks/buzz-dataset, when set, and then it
+  must hold every task graded); the project's must exist. Without the variable only the
+  project's runs, and tests/unit/agent/test_block_parity.py is skipped saying so.
 
 Timestamps come from a shared clock starting in the past, one second per event, so the order of
 events is their order of publication and nothing waits out a second.
@@ -318,12 +319,16 @@ class Trial:
 
 
 def verifiers(task: str) -> list[Path]:
-    """The project's verifier, which every task of the suite has, and Block's where
-    BUZZ_DATASET_DIR names a copy that holds it."""
+    """The project's verifier, which every task of the suite has, and Block's when
+    BUZZ_DATASET_DIR names a copy (which must then hold it: a parity check is never dropped
+    quietly; test_block_parity.py says when it did not run)."""
     own = ROOT / "tasks" / task / "tests" / "verify.py"
     assert own.is_file(), f"{own} is missing"
-    block = DATASET / task / "tests" / "verify.py" if DATASET else None
-    return [own, *([block] if block is not None and block.is_file() else [])]
+    if DATASET is None:
+        return [own]
+    block = DATASET / task / "tests" / "verify.py"
+    assert block.is_file(), f"BUZZ_DATASET_DIR={DATASET} has no {task}/tests/verify.py"
+    return [own, block]
 
 
 def grade(task: str, evidence: dict[str, Any]) -> dict[str, dict[str, float]]:

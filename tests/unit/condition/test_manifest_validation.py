@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.condition import ConditionError, ExperimentManifest
+from buzz_operator.condition.agent_env import compaction_env
 from pydantic import ValidationError
 
 
@@ -140,7 +141,10 @@ def test_compaction_at_the_limit_is_fine(solo: dict) -> None:
 
 def test_compaction_above_window_without_output_is_inert_not_wrong(solo: dict) -> None:
     solo["roster"][0]["generation"] = {"context_window_tokens": 200000, "compact_at_tokens": 272000}
-    ExperimentManifest.load(solo)
+    generation = ExperimentManifest.load(solo).roster[0].generation
+    assert (generation.context_window_tokens, generation.compact_at_tokens) == (200000, 272000)
+    # passed to buzz-agent as written: it never reaches the threshold, which is the seed's behaviour
+    assert compaction_env(generation) == {"BUZZ_AGENT_HANDOFF_AT_TOKENS": "272000"}
 
 
 @pytest.mark.parametrize("percent", [0, 101])
@@ -169,7 +173,7 @@ def test_unknown_harness(solo: dict) -> None:
 @pytest.mark.parametrize("mode", ["append", "set"])
 def test_goose_prompt_mode_accepted(solo: dict, mode: str) -> None:
     solo["roster"][0]["generation"] = {"extra": {"goose_system_prompt_mode": mode}}
-    ExperimentManifest.load(solo)
+    assert ExperimentManifest.load(solo).roster[0].generation.extra == {"goose_system_prompt_mode": mode}
 
 
 def test_goose_prompt_mode_refused(solo: dict) -> None:

@@ -44,16 +44,25 @@ def test_parseable_relay_urls_pass(url: str) -> None:
     assert relay_url_problem(url) is None
 
 
-@pytest.mark.parametrize("url", ["ws://[::1:3600", "ws://h:99999", "ws://h:x", "ws://h:0", "ws://:80",
-                                 "ws://h/a b", "http://h"])
-def test_unparseable_relay_urls_are_refused(url: str) -> None:
-    assert relay_url_problem(url) is not None
+@pytest.mark.parametrize(("url", "problem"), [
+    ("ws://[::1:3600", "'ws://[::1:3600' is not a URL: Invalid IPv6 URL"),
+    ("ws://h:99999", "'ws://h:99999' is not a URL: Port out of range 0-65535"),
+    ("ws://h:x", "'ws://h:x' is not a URL: Port could not be cast to integer value as 'x'"),
+    ("ws://h:0", "'ws://h:0': port 0 cannot be dialled"),
+    ("ws://:80", "'ws://:80' must be ws:// or wss:// with a host"),
+    ("ws://h/a b", "'ws://h/a b' holds whitespace or control characters"),
+    ("http://h", "'http://h' must be ws:// or wss:// with a host"),
+])
+def test_unparseable_relay_urls_are_refused(url: str, problem: str) -> None:
+    assert relay_url_problem(url) == problem
 
 
 def test_handshake_answers() -> None:
     refusal = handshake_refusal("ws://localhost:80", 404)
     assert refusal is not None and "localhost with HTTP 404" in refusal and "another host" in refusal
-    assert handshake_refusal("wss://relay.example.com", 421) is not None
+    assert handshake_refusal("wss://relay.example.com", 421) == (
+        "the relay answers the websocket handshake for relay.example.com with HTTP 421: it is bound to another "
+        "host (spec.relay.url must be the URL the relay was started with)")
     for outage in (408, 429, 500, 502, 503):
         assert handshake_refusal("wss://relay.example.com", outage) is None
 

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
+from buzz_operator.api.secret_text import StatusText
+
 GROUP = "bench.buzz.dev"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -116,7 +118,7 @@ class Condition(StatusModel):
     type: str = Field(min_length=1, description="CamelCase aspect this condition describes, e.g. Complete.")
     status: ConditionStatus = Field(description="True, False or Unknown.")
     reason: str = Field(min_length=1, description="CamelCase, machine-readable cause of the last transition.")
-    message: str = Field("", description="Human-readable details of the last transition.")
+    message: StatusText = Field("", description="Human-readable details of the last transition.")
     last_transition_time: Timestamp = Field(description="When status last changed (not reason or message).")
     observed_generation: int | None = Field(
         None, ge=0, description="metadata.generation this condition was computed from."
@@ -127,7 +129,7 @@ class Waiting(StatusModel):
     """Why nothing more is starting right now, so `kubectl describe` answers "why pending"."""
 
     reason: str = Field(description="CamelCase cause, e.g. ParallelismLimit, EndpointLimit, Suspended.")
-    message: str = Field(
+    message: StatusText = Field(
         "", description="Details, including how many trials wait and which limit holds them."
     )
 

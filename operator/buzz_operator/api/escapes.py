@@ -5,8 +5,8 @@ the operator's log alone.
 An error that names a spec field (`.field`, as InputError and the key parsers' errors do) will
 not go away by retrying: it is an invalid spec. Everything else is the platform or a bug: it is
 retried with a backoff that grows with how long the object has been failing, so no counter has
-to be kept anywhere. Messages are scrubbed of anything shaped like a secret, because a
-condition and an Event are readable by anyone who may list the object.
+to be kept anywhere. Messages are scrubbed of anything shaped like a secret (api/secret_text.py),
+because a condition and an Event are readable by anyone who may list the object.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from buzz_operator.api.common import Condition, ConditionStatus
 from buzz_operator.api.conditions import find_condition, set_condition
+from buzz_operator.api.secret_text import scrub
 
 READY = "Ready"  # the reconcile timer's and the trial daemon's verdict
 JANITOR_READY = "JanitorReady"  # the janitor's own, so one handler's success never hides the other's failure
@@ -28,18 +29,6 @@ INVALID_SPEC = "InvalidSpec"
 MESSAGE_MAX = 300
 BACKOFF_BASE_S, BACKOFF_CAP_S = 5.0, 300.0
 _CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)*")
-
-_SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # user:password@ in any URL (Postgres DSNs, S3 endpoints)
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@", re.IGNORECASE), r"\1:***@"),
-    (re.compile(r"\bnsec1[0-9a-z]{6,}", re.IGNORECASE), "nsec1***"),
-    (re.compile(r"\b[0-9a-fA-F]{64}\b"), "<64 hex>"),
-    (re.compile(r"\bBearer\s+\S+", re.IGNORECASE), "Bearer ***"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-***"),
-    (re.compile(r"((?:password|passwd|secret|token|api[_-]?key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;}&]+", re.IGNORECASE),
-     r"\1***"),
-)
-
 
 @dataclass(frozen=True)
 class Escape:
@@ -50,15 +39,6 @@ class Escape:
     @property
     def retryable(self) -> bool:
         return self.field is None
-
-
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` without the given literals and without anything shaped like a key, password or token."""
-    for literal in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
-        text = text.replace(literal, "***")
-    for pattern, replacement in _SCRUBS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def classify(error: BaseException, where: str, secrets: Iterable[str] = ()) -> Escape:

@@ -27,6 +27,7 @@ from buzz_operator.api.common import (
     Timestamp,
 )
 from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.secret_text import OptionalStatusText, StatusText
 from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 from buzz_operator.api.sweep import (
@@ -202,7 +203,7 @@ class PodWaiting(StatusModel):
     reason: str = Field(description="CamelCase cause: QueuedInKueue, QueueInadmissible, KueueAdmitting, "
                                     "SchedulingGated, Unschedulable, PullingImage, StartingContainers.")
     source: WaitSource = Field(description="Who holds the pod: kueue, scheduler or kubelet.")
-    message: str = Field("", description="The holder's own words (Kueue's Workload condition, the "
+    message: StatusText = Field("", description="The holder's own words (Kueue's Workload condition, the "
                                          "scheduler's PodScheduled message, the image being pulled).")
     since: Timestamp = Field(description="When the pod was created: the wait counts from here.")
     seconds: int = Field(0, ge=0, description="Seconds waited when this was written.")
@@ -242,7 +243,7 @@ class AttemptRecord(StatusModel):
     phase: Phase = Field(description="Phase the try failed in.")
     reason: str = Field(description="CamelCase failure reason.")
     failure_class: FailureClass = Field(description="Always infra for a retried try.")
-    message: str = Field("", description="Details of the failure.")
+    message: StatusText = Field("", description="Details of the failure.")
     pod: str | None = Field(None, description="Pod of that try.")
     bundle_url: str | None = Field(
         None, alias="bundleURL", description="Partial evidence of that try, if any."
@@ -263,7 +264,7 @@ class RegradeRecord(StatusModel):
     result: RegradeResult = Field(description="regraded, not-regradable or failed.")
     previous_reward: float | None = Field(None, description="The reward before this regrade.")
     reason: str | None = Field(None, description="CamelCase reason when not regraded.")
-    message: str | None = Field(None, description="Details for the reason.")
+    message: OptionalStatusText = Field(None, description="Details for the reason.")
     bundle_url: str | None = Field(
         None, alias="bundleURL", description="Where the regrade's verifier output is (regrades/<generation>/)."
     )
@@ -327,7 +328,7 @@ class BuzzTrialStatus(StatusModel):
     reason: str | None = Field(
         None, description="CamelCase reason of the last notable event (e.g. AgentTimeout)."
     )
-    message: str | None = Field(None, description="Details for the reason.")
+    message: OptionalStatusText = Field(None, description="Details for the reason.")
     reward: float | None = Field(None, description="Primary reward from the verifier.")
     rewards: dict[str, float] = Field(default_factory=dict, description="Every numeric verifier metric.")
     cost_usd: CostRange = Field(default_factory=CostRange, alias="costUSD", description="Spend of all tries.")

@@ -49,5 +49,9 @@ class SecretReads:
             raise KeyError(f"Secret {namespace}/{name} has no key {key!r}")
         return {key: data[key]}
 
+    def literals(self) -> list[str]:
+        """Every value read: what a failure message must not repeat (api/secret_text.py scrub)."""
+        return [value for data in self._kept.values() for value in data.values() if value]
+
     def __repr__(self) -> str:
         return f"SecretReads({sorted(f'{ns}/{name}' for ns, name in self._kept)})"

@@ -10,7 +10,6 @@ out only for the hits, so a clean 200 MB log costs a handful of regex passes, no
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,21 +17,13 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from buzz_operator.api.secret_text import SECRET_KINDS
 from buzz_operator.ledger.lines import iter_line_chunks
 
 TRIAL_CREDENTIAL = "trial-credential"
 HEX_64 = "hex-64"
-# docs/bundle.md#secret-scan, in the seed's order (the order findings on one line are reported in).
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("nostr-private-key", re.compile(r"\bnsec1[02-9ac-hj-np-z]{20,}", re.IGNORECASE)),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openai-key", re.compile(r"\bsk-[A-Za-z0-9]{32,}")),
-    ("databricks-token", re.compile(r"\bdapi[0-9a-f]{32,}", re.IGNORECASE)),
-    ("bearer-header", re.compile(r"[Aa]uthorization:\s*Bearer\s+\S{16,}")),
-    # The wire form of a Nostr secret key, but also of every pubkey and digest a bundle must
-    # contain, so it fires on every trial: a prompt to look, kept out of `clean`.
-    (HEX_64, re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")),
-)
+# docs/bundle.md#secret-scan: the kinds a status is scrubbed of too (api/secret_text.py), one list
+SECRET_PATTERNS = SECRET_KINDS
 # A literal every match must contain, tested on the chunk (or its lowercase, for the
 # case-insensitive kinds) before any regex runs: secrets are rare, so most chunks stop here.
 # The case-insensitive gates leave out "s" and "i": re.IGNORECASE also matches "ſ", "ı" and

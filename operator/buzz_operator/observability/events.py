@@ -15,6 +15,7 @@ from typing import Any
 from buzz_operator.api.common import ConditionStatus
 from buzz_operator.api.conditions import find_condition
 from buzz_operator.api.escapes import Escape
+from buzz_operator.api.secret_text import scrub
 from buzz_operator.api.trial import BuzzTrialStatus, Phase, RegradeResult
 from buzz_operator.observability.metrics import failures
 from buzz_operator.trial.secret_findings import SECRETS_FOUND
@@ -28,6 +29,10 @@ class Event:
     type: str
     reason: str
     message: str
+
+    def __post_init__(self) -> None:
+        # an Event is read by anyone who may list the object: scrubbed however it was built
+        object.__setattr__(self, "message", scrub(self.message))
 
 
 def _clip(text: str) -> str:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
 from buzz_operator.api.labels import REGRADE
+from buzz_operator.api.secret_text import scrub
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 from buzz_operator.trial.adopt import adopted_status
 from buzz_operator.trial.failures import StepFailure, classify_reason, exception_reason
@@ -96,10 +98,11 @@ async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStat
         return await _failed(ctx, status, failure)
     except Exception as error:  # every other error is classified by type, never lost
         reason = exception_reason(error)
-        log.warning("trial %s: %s raised %s: %s", ctx.name, status.phase, type(error).__name__, error,
-                    exc_info=error)
-        message = f"{type(error).__name__}: {error}"[:300]
-        return await _failed(ctx, status, StepFailure(reason, message))
+        message = scrub(f"{type(error).__name__}: {error}", ctx.secret_reads.literals())
+        # the frames, not the exception's own text again: that is the scrubbed message's
+        log.warning("trial %s: %s raised %s\n%s", ctx.name, status.phase, message,
+                    "".join(traceback.format_tb(error.__traceback__)).rstrip())
+        return await _failed(ctx, status, StepFailure(reason, message[:300]))
     return advance(status, fact, now())
 
 
@@ -113,6 +116,9 @@ async def _committed(ctx: TrialContext) -> tuple[str, dict] | None:
 
 
 async def _failed(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> BuzzTrialStatus:
+    # the relay's, the pod's and the store's words reach the status here: without the keys this
+    # drive read (the shapes are scrubbed again as the status is built, api/secret_text.py)
+    failure.message = scrub(failure.message, ctx.secret_reads.literals())
     if classify_reason(failure.reason) is FailureClass.INFRA and status.phase in BEFORE_RESULTS and status.trial_id:
         # This try is abandoned (a fresh one follows, or the trial ends): keep what it left first.
         try:

@@ -82,7 +82,7 @@ async def test_bad_inputs_are_refused_naming_the_field(  # type: ignore[no-untyp
         trials = await kube.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "buzztrials")
     output = runner.output
     by_case = {case.id: case for case in corpus.CASES}
-    named = [cid for cid, message in verdicts.items() if message and by_case[cid].field in message]
+    named = [cid for cid, message in verdicts.items() if message and by_case[cid].named_in(message)]
     named = [cid for cid in named if cid not in escaped]  # refused, but something escaped on the way
     schema = sum(1 for cid in named if verdicts[cid].startswith("HTTP 422"))
     handler_failures = output.count("failed with an exception") + output.count("failed temporarily")

@@ -73,9 +73,26 @@ def stack_field(spec: BuzzSweepSpec) -> str:
     return "spec.stackImage" if spec.stack_image is not None else "spec.stack"
 
 
+def refused_pod_detail(status: int, body: str, spec: BuzzSweepSpec) -> str:
+    """Why the apiserver refused the canary pod itself, naming the field: the RuntimeClass
+    admission plugin answers 403 `pod rejected: RuntimeClass "<name>" not found`; anything else
+    (Pod Security, a webhook) is the images' or the pod's shape."""
+    said = " ".join(body.split())
+    if spec.runtime_class_name and "RuntimeClass" in said:
+        return (f"spec.runtimeClassName: the cluster has no usable RuntimeClass {spec.runtime_class_name!r} "
+                f"(HTTP {status}: {said[:160]})")
+    return f"spec: the cluster refuses a pod with these images (HTTP {status}: {said[:160]})"
+
+
+def _container(detail: str) -> str:
+    """The container a kube.pods detail is about: `stack: ErrImagePull: …`, `stack exited 1: …`."""
+    words = detail.split(":", 1)[0].split()
+    return words[0] if words else ""
+
+
 def image_field(detail: str, stack: str = "spec.stack") -> str:
-    """`stack: ErrImageNeverPull: …` (kube.pods detail) -> spec.stack (``stack``)."""
-    container = detail.split(":", 1)[0].strip()
+    """`stack: ErrImageNeverPull: …` or `stack exited 1: …` (kube.pods details) -> spec.stack (``stack``)."""
+    container = _container(detail)
     return {"stack": stack, "operator": OPERATOR_FIELD, canary.PROBE_CONTAINER: OPERATOR_FIELD}.get(
         container, TASK_IMAGE_FIELD)
 
@@ -88,7 +105,7 @@ def failed_image_detail(message: str, reason: str, spec: BuzzSweepSpec, task_ima
     quotes the stack image ("Container image \"<ref>\" is not present …"): that is the stack's."""
     if stack is not None and stack.mount is StackMount.IMAGE and f'"{stack.image}"' in message:
         return f"{stack_field(spec)}: {reason}: {message}"[:200]
-    container = message.split(":", 1)[0].strip()
+    container = _container(message)
     started = canary.started_images(task_images)
     index = 0 if container == canary.TASK_CONTAINER else (
         int(container.removeprefix("image-")) if container.removeprefix("image-").isdigit() else None)
@@ -313,8 +330,7 @@ async def check_canary(
         except ApiException as error:
             if error.status not in REFUSED:
                 raise
-            why = f"spec: the cluster refuses a pod with these images/runtimeClassName (HTTP {error.status}: " \
-                  f"{str(error.body)[:160]})"
+            why = refused_pod_detail(error.status, str(error.body), spec)
             return [failed(checks.IMAGES, why), *(cannot_see(c, "canary refused") for c in unseen)]
         try:
             state = await wait_running(kube, namespace, name, timeout_s=CANARY_SCHEDULE_S)

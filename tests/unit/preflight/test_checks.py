@@ -170,6 +170,7 @@ def test_a_failed_image_names_its_spec_field() -> None:
     assert image_field("task: ErrImageNeverPull: ...") == "spec.taskImageRegistry"
     assert image_field("image-3: ImagePullBackOff") == "spec.taskImageRegistry"
     assert image_field("probe: ErrImageNeverPull: ...") == "spec.operatorImage"
+    assert image_field("stack exited 1: Error: stack: no /usr/local/bin/sprig in image s:1") == "spec.stack"
 
 
 def test_stack_check_keeps_the_digests_the_canary_read() -> None:

@@ -63,3 +63,29 @@ def test_task_image_failures_name_tasks_and_provider(spec: BuzzSweepSpec, tmp_pa
     # the task image's own failure is still the task's
     assert failed_image_detail("task: ErrImagePull: not found", "ImagePullFailed", spec, images, origins,
                                mounted) == first
+
+
+def test_a_stack_that_refuses_its_layout_names_spec_stack(spec: BuzzSweepSpec) -> None:
+    """A sprig-layout stack on a folder image: the canary's stack init container exits with the
+    install's refusal (kube.pods' `stack exited 1: …` detail), which is the stack's, not a task's."""
+    stack = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.SPRIG)
+    spec = spec.model_copy(update={"stack": stack})
+    message = ("stack exited 1: Error: stack: no /usr/local/bin/sprig in image docker.io/buzz/stack:dev "
+               "(spec.stack.binaryPath)")
+    detail = failed_image_detail(message, "StackInstallFailed", spec, ["docker.io/buzz/task:x"], {}, stack)
+    assert detail == f"spec.stack: StackInstallFailed: {message}"[:200]
+    assert failed_image_detail("task exited 2: Error", "ContainerCrashed", spec, ["t:1"], {}, stack).startswith(
+        "spec.taskImageRegistry: ")
+
+
+def test_a_missing_runtime_class_names_spec_runtime_class_name(spec: BuzzSweepSpec) -> None:
+    from buzz_operator.preflight.runner import refused_pod_detail
+
+    gvisor = spec.model_copy(update={"runtime_class_name": "gvisor"})
+    body = ('{"kind":"Status","status":"Failure","message":"pods \\"preflight-x\\" is forbidden: pod rejected: '
+            'RuntimeClass \\"gvisor\\" not found","reason":"Forbidden","code":403}')
+    assert refused_pod_detail(403, body, gvisor).startswith(
+        "spec.runtimeClassName: the cluster has no usable RuntimeClass 'gvisor' (HTTP 403: ")
+    # another refusal of the pod (Pod Security) is not blamed on a RuntimeClass the sweep did not name
+    assert refused_pod_detail(403, 'violates PodSecurity "restricted:latest"', spec).startswith(
+        "spec: the cluster refuses a pod with these images (HTTP 403: ")

@@ -19,12 +19,14 @@ entries get the relay's owner key and DSN by the fault test (placeholders below)
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 Body = dict[str, Any]
+SPEC_FIELD = re.compile(r"\bspec(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,16 @@ class Case:
     field: str  # the refusal's message must contain this
     mutate: Callable[[Body], None]
     objects: tuple[Body, ...] = field(default=())
+    # the first spec field the message names must be this one: where a refusal could name the
+    # field at fault only in passing, after a wrong one (an image check blaming the task registry)
+    first: bool = False
+
+    def named_in(self, message: str) -> bool:
+        """Whether `message` names this case's field (first of all, for a `first` case)."""
+        if not self.first:
+            return self.field in message
+        found = SPEC_FIELD.search(message)
+        return found is not None and found.group(0) == self.field
 
     def apply(self, good: Body, name: str) -> Body:
         body = copy.deepcopy(good)
@@ -318,11 +330,18 @@ CASES: tuple[Case, ...] = (
     Case("relay-dsn-unreachable", "cluster", "spec.relay.postgresDsnSecretRef",
          _set("relay", "postgresDsnSecretRef", value={"name": "bad-dsn", "key": "dsn"}),
          (secret("bad-dsn", {"dsn": "postgresql://nobody:nothing@127.0.0.1:1/none"}),)),
-    Case("stack-image-absent", "cluster", "spec.stackImage", _spec(stackImage="docker.io/buzz/no-such-stack:0")),
+    Case("stack-image-absent", "cluster", "spec.stackImage", _spec(stackImage="docker.io/buzz/no-such-stack:0"),
+         first=True),
     Case("operator-image-absent", "cluster", "spec.operatorImage",
-         _spec(operatorImage="docker.io/buzz/no-such-operator:0")),
+         _spec(operatorImage="docker.io/buzz/no-such-operator:0"), first=True),
     Case("task-registry-absent", "cluster", "spec.taskImageRegistry",
-         _spec(taskImageRegistry="registry.invalid/none")),
+         _spec(taskImageRegistry="registry.invalid/none"), first=True),
+    # the stand-in stack image is a folder: no sprig binary where the sprig layout looks for it
+    Case("stack-sprig-layout-on-folder-image", "cluster", "spec.stack",
+         _spec(stack={"image": "docker.io/buzz/stack:dev", "layout": "sprig"}), first=True),
+    # the RuntimeClass admission plugin refuses the canary pod (HTTP 403)
+    Case("runtime-class-missing", "cluster", "spec.runtimeClassName", _spec(runtimeClassName="no-such-runtime"),
+         first=True),
     Case("storage-not-writable", "cluster", "spec.storage.url", _set("storage", "url", value="file:///proc/buzz")),
     Case("storage-credentials-secret-missing", "cluster", "spec.storage.credentialsSecretRef",
          _set("storage", value={"url": "s3://bucket/x", "credentialsSecretRef": {"name": "no-such-creds"}})),

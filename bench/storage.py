@@ -1,9 +1,9 @@
 """Bundle upload throughput: a 50 MB trial bundle through upload_bundle to the S3 test server
-(hack/s3.sh: moto on loopback) and to a FileStore, median of several runs.
+(hack/s3.sh: versitygw on loopback, posix backend) and to a FileStore, median of several runs.
 
 The bundle is shaped like a real one: one large transcript, a few MB-sized seat logs, many small
-JSON files, result.json last. Loopback moto is a Python server, so the S3 figure measures the
-client path plus moto, not a production S3; the FileStore figure includes fsync per file.
+JSON files, result.json last. The S3 figure measures the client path plus a local versitygw
+writing to this disk, not a production S3; the FileStore figure includes fsync per file.
 
 Run: ``.venv/bin/python bench/storage.py`` (starts the S3 test server if it is not running).
 """
@@ -82,7 +82,7 @@ async def main() -> None:
         size = make_bundle(bundle)
         count = sum(1 for p in bundle.rglob("*") if p.is_file())
         stores: dict[str, ObjectStore] = {
-            "P4 bundle upload 50 MB to S3 (moto on loopback)": S3Store(
+            "P4 bundle upload 50 MB to S3 (versitygw on loopback)": S3Store(
                 bucket, endpoint=endpoint, region=settings["BUZZ_S3_REGION"], **creds
             ),
             "P4 bundle upload 50 MB to a FileStore (fsync per file)": FileStore(Path(tmp) / "store"),
@@ -93,7 +93,7 @@ async def main() -> None:
             rates = await measure(store, bundle, size, args.runs)
             print(f"{name:44} {statistics.median(rates):12.1f} {min(rates):8.1f} {max(rates):8.1f}")
             record(Figure(name, "MB/s", rates, INFO, note=f"{count} files; median of {args.runs} uploads"))
-            for key in await store.list():  # moto keeps objects in memory: give it back
+            for key in await store.list():  # the server keeps them on disk: give it back
                 await store.delete(key)
 
 

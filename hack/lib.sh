@@ -97,7 +97,7 @@ use_go() {
 }
 
 # tool_venv VENV PYTHON LOG SPEC...: a virtualenv of its own for a test tool whose dependency pins
-# must stay out of the project's .venv (moto's botocore, harbor's tree); made once per SPEC (a
+# must stay out of the project's .venv (botocore, harbor's tree); made once per SPEC (a
 # stamp keyed by it), and a half-made one from an interrupted run is thrown away, not patched.
 tool_venv() {
   local venv=$1 py=$2 pip_log=$3; shift 3

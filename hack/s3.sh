@@ -1,43 +1,67 @@
 #!/bin/bash
-# A throwaway S3-speaking server for tests: moto's standalone server on 127.0.0.1:$BUZZ_S3_PORT.
-#   hack/s3.sh up|down|status|env
-# moto runs from its own virtualenv under $CACHE: it pulls in botocore, whose python-dateutil pin
-# conflicts with the product's dependencies, so it must never be installed into the project's .venv.
-# Data lives in the server's memory; $RUN/s3 holds only its pid, port and log.
+# The S3 server the tests and `make demo` use: versitygw (github.com/versity/versitygw), built once
+# from the Go module proxy, serving its posix backend on 127.0.0.1:$BUZZ_S3_PORT.
+#   hack/s3.sh build|up|down|status|env|reference-venv
+# It checks every request's SigV4 signature against its one root account, as a real S3 does (the
+# moto server it replaces checked none), and keeps objects on disk under $RUN/s3/data, so a
+# server stopped and started again still has what it stored (docs/local-cluster.md#s3-server).
+# A bucket is a directory there; objects' metadata lives in user xattrs, which $RUN's filesystem
+# must support (ext4, xfs, tmpfs do).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-# moto's S3 backend plus the two packages its standalone server needs. Not moto[server]: that
-# extra pulls in every AWS service's dependencies (cfn-lint, docker, sympy, ...): 344 MB and ~50 s
-# cold against 137 MB for these.
-MOTO_SPEC=('moto[s3]==5.1.22' 'flask>=2.2.2,<4' 'flask-cors>=4,<7')
-VENV=$CACHE/s3-venv
-STAMP=$VENV/.installed-$(printf '%s ' "${MOTO_SPEC[@]}" | sha256sum | cut -c1-16)
+VERSITYGW_VERSION=${BUZZ_VERSITYGW_VERSION:-1.8.0}
+VG=$CACHE/versitygw
+VG_BIN=$VG/v$VERSITYGW_VERSION/versitygw
 D=$RUN/s3
+DATA=$D/data
 PIDF=$D/server.pid
-# Fixed credentials are fine: the server is local, throwaway, and moto does not check them.
+# Fixed credentials are fine: the server is local and throwaway. They are checked: a request
+# signed with any other secret is refused 403 SignatureDoesNotMatch.
 ACCESS_KEY=buzz-test-access
 SECRET_KEY=buzz-test-secret
 REGION=us-east-1
 ENDPOINT=http://127.0.0.1:$S3_PORT
 START_TIMEOUT=${BUZZ_S3_START_TIMEOUT:-60}
+# botocore, AWS's own SigV4 signer, which the project's stdlib signer is checked against
+# (tests/integration/storage/test_sigv4_against_botocore.py); its pins must stay out of .venv.
+REFERENCE_SPEC=('botocore==1.44.18')
+REFERENCE_VENV=$CACHE/sigv4-reference-venv
 
-# A pid is ours only while its command line is moto's server: a stale pid file may name a pid
-# that was reused by something else, which must never be killed.
+build() {
+  [ -x "$VG_BIN" ] && return 0
+  log "building versitygw v$VERSITYGW_VERSION from the Go module proxy (cold: about 3 minutes on 2 cores)"
+  need_disk "$CACHE" 1500 "the versitygw build"
+  use_go
+  local w=$VG/src
+  mkdir -p "$w" "$(dirname "$VG_BIN")"
+  cd "$w"
+  export GOCACHE=$VG/gocache   # its own, removed afterwards (about 600 MB)
+  if ! grep -qs "github.com/versity/versitygw v$VERSITYGW_VERSION" go.mod; then
+    rm -f go.mod go.sum
+    go mod init buzz-operator.local/versitygw-build >/dev/null 2>&1
+    go get "github.com/versity/versitygw/cmd/versitygw@v$VERSITYGW_VERSION" > "$w/get.log" 2>&1 \
+      || { tail -20 "$w/get.log" >&2; die "resolving versitygw v$VERSITYGW_VERSION failed; is the Go module proxy reachable? log in $w/get.log"; }
+  fi
+  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "$VG_BIN.tmp" github.com/versity/versitygw/cmd/versitygw \
+    > "$w/build.log" 2>&1 || { tail -30 "$w/build.log" >&2; die "versitygw build failed; full log in $w/build.log"; }
+  mv "$VG_BIN.tmp" "$VG_BIN"
+  rm -rf "$GOCACHE"
+  cd - >/dev/null
+}
+
+# A pid is ours only while its command line is versitygw serving our data: a stale pid file may
+# name a pid that was reused by something else, which must never be killed.
 server_pid() {
   [ -f "$PIDF" ] || return 1
-  local pid; pid=$(cat "$PIDF")
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q moto_server || return 1
+  local pid args; pid=$(cat "$PIDF")
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  args=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+  [[ $args == *versitygw*" posix $DATA"* ]] || return 1
   echo "$pid"
 }
-# moto answers an unsigned ListBuckets with 200; any HTTP answer at all means the server is serving.
+# An unsigned request is answered 403 AccessDenied: any HTTP answer at all means it is serving.
 answers() { curl -s -o /dev/null --max-time 2 "$ENDPOINT/"; }
 running() { server_pid >/dev/null && [ "$(cat "$D/port" 2>/dev/null)" = "$S3_PORT" ] && answers; }
-
-ensure_venv() {
-  [ -f "$STAMP" ] && return 0
-  need_disk "$CACHE" 300 "the S3 test server's virtualenv"
-  tool_venv "$VENV" "${PYTHON:-python3}" "$CACHE/s3-venv-pip.log" "${MOTO_SPEC[@]}"
-}
 
 stop_pid() {  # stop_pid PID: TERM, then KILL after 10 s; returns once the process is gone
   local pid=$1 i
@@ -57,11 +81,14 @@ up() {
   rm -f "$PIDF"
   reserve_ports "$S3_PORT"
   port_free "$S3_PORT" "the S3 test server"
-  ensure_venv
+  build
+  mkdir -p "$DATA"
   # setsid: the server outlives this script and must not get the caller's terminal signals.
   # All output goes to the log so a caller that captures our stdout (pytest) is not held open,
   # and fd 9 (the lock) is closed so the server does not hold the lock for its whole life.
-  setsid "$VENV/bin/moto_server" -H 127.0.0.1 -p "$S3_PORT" >"$D/server.log" 2>&1 </dev/null 9>&- &
+  # The keys go by environment, not argv: /proc/<pid>/cmdline is readable by every user.
+  ROOT_ACCESS_KEY_ID=$ACCESS_KEY ROOT_SECRET_ACCESS_KEY=$SECRET_KEY VGW_REGION=$REGION \
+    setsid "$VG_BIN" --port "127.0.0.1:$S3_PORT" posix "$DATA" >"$D/server.log" 2>&1 </dev/null 9>&- &
   local pid=$!
   echo "$pid" >"$PIDF"; echo "$S3_PORT" >"$D/port"
   # interrupted while waiting (Ctrl-C, a caller's timeout): take the half-started server down too
@@ -79,9 +106,10 @@ up() {
     sleep 0.1
   done
   trap - INT TERM HUP
-  log "S3 server (moto) up on $ENDPOINT"
+  log "S3 server (versitygw v$VERSITYGW_VERSION) up on $ENDPOINT, data in $DATA"
 }
 
+# the server stops; its data stays for the next `up` (a restart loses nothing), as Postgres's does
 down() {
   local pid
   if pid=$(server_pid); then stop_pid "$pid"; fi
@@ -89,6 +117,7 @@ down() {
 }
 
 case "${1:-up}" in
+build) build ;;
 up|down)
   mkdir -p "$D"
   # one caller at a time: parallel test workers may all call `up` at once
@@ -96,11 +125,15 @@ up|down)
   "$1"
   ;;
 status)
-  if running; then echo "s3: running (moto) on $ENDPOINT"; else echo "s3: stopped"; fi
+  if running; then echo "s3: running (versitygw) on $ENDPOINT"; else echo "s3: stopped"; fi
   ;;
 env)
   printf 'BUZZ_S3_ENDPOINT=%s\nBUZZ_S3_ACCESS_KEY=%s\nBUZZ_S3_SECRET_KEY=%s\nBUZZ_S3_REGION=%s\n' \
     "$ENDPOINT" "$ACCESS_KEY" "$SECRET_KEY" "$REGION"
   ;;
-*) die "usage: hack/s3.sh up|down|status|env" ;;
+reference-venv)
+  tool_venv "$REFERENCE_VENV" "${PYTHON:-python3}" "$CACHE/sigv4-reference-pip.log" "${REFERENCE_SPEC[@]}" >&2
+  echo "$REFERENCE_VENV/bin/python"
+  ;;
+*) die "usage: hack/s3.sh build|up|down|status|env|reference-venv" ;;
 esac

@@ -38,9 +38,9 @@ class S3Server:
 
 @pytest.fixture(scope="session")
 def s3_server() -> S3Server:
-    """The S3-speaking test server (hack/s3.sh: moto in its own venv, started when not running).
-    Tests take a bucket each with `s3_server.fresh_bucket()`, so they never see each other's
-    objects and need no cleanup (the server keeps its data in memory)."""
+    """The S3 server (hack/s3.sh: versitygw, which checks every request's signature; started
+    when not running). Tests take a bucket each with `s3_server.fresh_bucket()`, so they never
+    see each other's objects; the data is under $BUZZ_RUN/s3/data, gone with the run dir."""
     hack("s3.sh", "up")
     settings = dict(line.split("=", 1) for line in hack("s3.sh", "env").splitlines() if "=" in line)
     return S3Server(

@@ -42,7 +42,7 @@ from buzz_operator.relay.hosts import handshake_refusal
 from buzz_operator.relay.identities import stable_keypair
 from buzz_operator.relay.nip_oa import compute_auth_tag
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
-from buzz_operator.storage import StorageError
+from buzz_operator.storage import CredentialsRejected, StorageError
 from buzz_operator.storage.store import ObjectStore
 from buzz_operator.trial.podspec import grading_labels, grading_network
 from buzz_operator.trial.runtime_phase import RelabelError, relabel
@@ -196,14 +196,22 @@ async def check_postgres(target: RelayTarget | None) -> CheckResult:
     return passed(checks.POSTGRES, "SELECT 1")
 
 
-async def check_storage(store: ObjectStore, sweep: str) -> CheckResult:
+async def check_storage(store: ObjectStore, sweep: str, spec: BuzzSweepSpec | None = None) -> CheckResult:
+    """A probe written, read back and deleted. A server that refuses the signature or the key
+    names the credentials' Secret, not the URL, when the sweep names one."""
     url = store.url
+    credentials = spec.storage.credentials_secret_ref if spec is not None and spec.storage is not None else None
     key = f"{sweep}/preflight/probe-{secrets.token_hex(6)}"
     try:
         await store.put(key, b"buzz-operator preflight probe\n")
         if await store.get(key) != b"buzz-operator preflight probe\n":
             return failed(checks.STORAGE, f"spec.storage.url: {url}: a probe read back differently")
         await store.delete(key)
+    except CredentialsRejected as error:
+        if credentials is None:
+            return failed(checks.STORAGE, f"spec.storage.url: {url} is not writable: {str(error)[:200]}")
+        return failed(checks.STORAGE, f"spec.storage.credentialsSecretRef: {url} refuses the keys in Secret "
+                                      f"{credentials.name}: {str(error)[:200]}")
     except StorageError as error:
         return failed(checks.STORAGE, f"spec.storage.url: {url} is not writable: {str(error)[:200]}")
     return passed(checks.STORAGE, f"{url} writable")
@@ -382,7 +390,7 @@ async def run_checks(
     meta = body["metadata"]
     namespace, sweep, uid = meta["namespace"], meta["name"], meta["uid"]
     relay, target = await check_relay(kube, namespace, spec)
-    results = [*relay, await check_postgres(target), await check_storage(store, sweep),
+    results = [*relay, await check_postgres(target), await check_storage(store, sweep, spec),
                await check_endpoint_secrets(kube, namespace, spec, manifest)]
     if checks.first_failure(results) is not None:  # the sweep stops anyway: spend no canary on it
         return results + [skipped(name, "an earlier check failed") for name in checks.ORDER[len(results):]]

@@ -2,12 +2,25 @@
 ObjectStore interface, the Harbor-compatible layout, and result.json-last bundle uploads."""
 
 from .bundle import is_committed, recorded_attempts, upload_attempt, upload_bundle
-from .errors import AlreadyCommitted, InvalidKey, ObjectNotFound, StorageError, StorageUnavailable
+from .errors import (
+    AlreadyCommitted,
+    CredentialsRejected,
+    InvalidKey,
+    ObjectNotFound,
+    StorageError,
+    StorageUnavailable,
+)
 from .file_store import FileStore
 from .keys import validate_key, validate_prefix
 from .s3_store import S3Store
 from .store import ObjectStore
 from .url import open_store
+
+__all__ = [
+    "AlreadyCommitted", "CredentialsRejected", "FileStore", "InvalidKey", "ObjectNotFound", "ObjectStore",
+    "S3Store", "StorageError", "StorageUnavailable", "is_committed", "open_store", "recorded_attempts",
+    "upload_attempt", "upload_bundle", "validate_key", "validate_prefix",
+]
 
 __all__ = [
     "AlreadyCommitted",

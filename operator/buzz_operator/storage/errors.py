@@ -19,6 +19,11 @@ class StorageUnavailable(StorageError):
     retryable = True
 
 
+class CredentialsRejected(StorageError):
+    """The server refused the request's signature or its access key (403 SignatureDoesNotMatch,
+    InvalidAccessKeyId, AccessDenied): the credentials are what to fix, not the URL."""
+
+
 class InvalidKey(StorageError, ValueError):
     """An object key (or prefix, or trial/sweep name used in one) that is unsafe or malformed."""
 

@@ -19,16 +19,15 @@ from obstore.exceptions import (
     UnknownConfigurationKeyError,
 )
 
-from .errors import ObjectNotFound, StorageError, StorageUnavailable
+from .errors import CredentialsRejected, ObjectNotFound, StorageError, StorageUnavailable
 
 _STATUS = re.compile(r"status code: (\d{3})")
 _S3_CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
+# S3 codes that mean "fix the credentials", whatever status they came with
+_CREDENTIAL_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "XAdminUserNotFound"}
 # S3 codes that mean "fix the configuration", whatever status they came with
 _PERMANENT_CODES = {
     "NoSuchBucket",
-    "InvalidAccessKeyId",
-    "SignatureDoesNotMatch",
-    "AccessDenied",
     "InvalidBucketName",
     "AuthorizationHeaderMalformed",
     "PermanentRedirect",
@@ -59,10 +58,15 @@ def classify(exc: BaseException, *, op: str, key: str, where: str) -> StorageErr
     detail = f"s3 {op} {key!r} at {where}: {short_message(exc)}"
     if code == "NoSuchBucket":
         return StorageError(f"bucket missing — {detail}")
+    # before the 404 test: versitygw answers an unknown access key 404 XAdminUserNotFound, which
+    # obstore raises as FileNotFoundError, and a wrong key must not read as a missing object
+    if isinstance(exc, PermissionDeniedError | UnauthenticatedError) or code in _CREDENTIAL_CODES:
+        said = f" ({code})" if code else ""  # the server's word first: the detail may be cut
+        return CredentialsRejected(f"credentials or permissions rejected{said} — {detail}")
     if isinstance(exc, FileNotFoundError):
         return ObjectNotFound(key)
-    if isinstance(exc, PermissionDeniedError | UnauthenticatedError) or code in _PERMANENT_CODES:
-        return StorageError(f"credentials or permissions rejected — {detail}")
+    if code in _PERMANENT_CODES:
+        return StorageError(f"configuration rejected — {detail}")
     if isinstance(exc, NotSupportedError | UnknownConfigurationKeyError):
         return StorageError(detail)
     if status is not None:

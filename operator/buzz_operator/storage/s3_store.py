@@ -70,7 +70,7 @@ class S3Store:
         if endpoint:
             if not endpoint.startswith(("http://", "https://")):
                 raise StorageError(f"endpoint {endpoint!r} must start with http:// or https://")
-            # S3-compatible servers (moto, MinIO) are addressed by host:port, not bucket.host
+            # S3-compatible servers (versitygw, MinIO) are addressed by host:port, not bucket.host
             config.update(endpoint=endpoint.rstrip("/"), virtual_hosted_style_request=False)
         for name, value in (
             ("access_key_id", access_key),

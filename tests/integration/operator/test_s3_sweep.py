@@ -1,4 +1,4 @@
-"""A sweep whose storage is S3 (the moto server, credentials from a Kubernetes Secret the sweep
+"""A sweep whose storage is S3 (the versitygw test server, credentials from a Kubernetes Secret the sweep
 names — the operator's own environment has none) and whose dataset is a prefix in that store,
 uploaded the way `buzzctl dataset push` does: the trial runs from the downloaded task, its
 bundle and the sweep's lock/config/summary land in the bucket, and the S3 secret key appears in

@@ -1,4 +1,4 @@
-"""S3Store against the real S3-speaking test server (moto, from hack/s3.sh)."""
+"""S3Store against the real S3-speaking test server (versitygw, from hack/s3.sh)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,22 @@
 """The stdlib SigV4 signer of s3_admin against botocore's, the reference implementation. botocore
-may not enter the product's venv, so it runs from the S3 test server's own venv (moto depends on
-it), which the s3_server fixture has built."""
+may not enter the product's venv, so it runs from a venv of its own (`hack/s3.sh reference-venv`
+builds it once). The S3 test server checks these signatures for real (test_s3_server.py); this
+compares them with AWS's own code on requests the server never sees (other regions, hosts)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from pathlib import Path
-from typing import Any
 
 import pytest
 from buzz_operator.storage.s3_admin import sigv4_authorization
 
-S3_VENV_PYTHON = (
-    Path(os.environ.get("BUZZ_CACHE", Path.home() / ".cache/buzz-operator")) / "s3-venv" / "bin" / "python"
-)
+from tests.support.cluster import hack
+
+
+@pytest.fixture(scope="module")
+def botocore_python() -> str:
+    return hack("s3.sh", "reference-venv").strip().splitlines()[-1]
 
 # botocore signs the request and hands back the headers it set (its own clock picks x-amz-date)
 BOTOCORE_SIGN = """
@@ -44,7 +45,7 @@ print(json.dumps({k.lower(): v for k, v in req.headers.items()}))
         ("HEAD", "https://s3.example.com:9443/bucket.with.dots", "", "us-west-2"),
     ],
 )
-def test_signature_matches_botocore(s3_server: Any, method: str, url: str, body: str, region: str) -> None:
+def test_signature_matches_botocore(botocore_python: str, method: str, url: str, body: str, region: str) -> None:
     request = {
         "method": method,
         "url": url,
@@ -54,7 +55,7 @@ def test_signature_matches_botocore(s3_server: Any, method: str, url: str, body:
         "region": region,
     }
     signed = subprocess.run(
-        [str(S3_VENV_PYTHON), "-c", BOTOCORE_SIGN],
+        [botocore_python, "-c", BOTOCORE_SIGN],
         input=json.dumps(request),
         capture_output=True,
         text=True,

@@ -1,6 +1,5 @@
 """The stdlib SigV4 signer behind ensure_bucket, checked against AWS's published Signature Version 4
-test-suite vectors (the moto test server does not verify signatures, so this is where a signing
-mistake shows)."""
+test-suite vectors; the test server (versitygw) verifies them for real in the integration tier."""
 
 from __future__ import annotations
 

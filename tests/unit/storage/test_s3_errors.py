@@ -1,13 +1,14 @@
 """Classification of obstore failures into StorageUnavailable (retry) and StorageError (permanent).
 
 The integration tests produce the failures a real server can (connection refused, NoSuchBucket).
-The exceptions built here are fakes for the ones the moto test server cannot produce — it checks
-no credentials and never answers 5xx or 429 — shaped like obstore's real messages."""
+The exceptions built here are fakes for the ones the test server (versitygw) cannot be made to
+produce — it never answers 5xx or 429 on demand — shaped like obstore's real messages; the
+refused credentials are also produced by the real server (tests/integration/storage)."""
 
 from __future__ import annotations
 
 import pytest
-from buzz_operator.storage.errors import ObjectNotFound, StorageError, StorageUnavailable
+from buzz_operator.storage.errors import CredentialsRejected, ObjectNotFound, StorageError, StorageUnavailable
 from buzz_operator.storage.s3_errors import classify, http_status, s3_code, short_message
 from obstore.exceptions import GenericError, InvalidPathError, PermissionDeniedError, UnauthenticatedError
 
@@ -46,19 +47,29 @@ def test_transient_failures_are_unavailable(exc: BaseException) -> None:
 @pytest.mark.parametrize(
     "exc",
     [
-        status_error(403, "Forbidden", "InvalidAccessKeyId"),
-        status_error(403, "Forbidden", "SignatureDoesNotMatch"),
         status_error(400, "Bad Request", "AuthorizationHeaderMalformed"),
         status_error(400, "Bad Request"),
-        PermissionDeniedError("Permission denied"),
-        UnauthenticatedError("Unauthenticated"),
         InvalidPathError("bad path"),
-        # a 5xx that carries a configuration error code is still a configuration error
-        status_error(500, "Internal Server Error", "AccessDenied"),
     ],
 )
 def test_configuration_failures_are_permanent(exc: BaseException) -> None:
     assert kind(exc) is StorageError
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        status_error(403, "Forbidden", "InvalidAccessKeyId"),
+        status_error(403, "Forbidden", "SignatureDoesNotMatch"),
+        PermissionDeniedError("Permission denied"),
+        UnauthenticatedError("Unauthenticated"),
+        # a 5xx that carries a credentials error code is still the credentials' fault
+        status_error(500, "Internal Server Error", "AccessDenied"),
+    ],
+)
+def test_refused_credentials_are_named_apart(exc: BaseException) -> None:
+    """Permanent, and their own kind, so preflight can name spec.storage.credentialsSecretRef."""
+    assert kind(exc) is CredentialsRejected and not classify(exc, op="put", key="k", where="s3://b").retryable
 
 
 def test_missing_bucket_is_permanent_and_says_so() -> None:
@@ -101,3 +112,13 @@ async def test_s3_store_scrubs_its_secret_from_error_messages() -> None:
         await store._call("put", "k", leaky)
     assert "s3cr3t-value" not in str(caught.value)
     assert "***" in str(caught.value)
+
+
+def test_an_unknown_access_key_is_not_a_missing_object() -> None:
+    """versitygw answers a request signed with an unknown access key 404 XAdminUserNotFound,
+    which obstore raises as FileNotFoundError (seen against the real server)."""
+    missing_user = FileNotFoundError(
+        "Object at location k not found: Error performing GET http://s3:9000/b/k - Server returned non-2xx "
+        "status code: 404 Not Found: <Error><Code>XAdminUserNotFound</Code></Error>")
+    assert kind(missing_user) is CredentialsRejected
+    assert kind(FileNotFoundError("Object at location k not found: 404 Not Found")) is ObjectNotFound

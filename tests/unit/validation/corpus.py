@@ -19,6 +19,7 @@ entries get the relay's owner key and DSN by the fault test (placeholders below)
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,6 +128,8 @@ SOLO_SHA = "b84317593f7eda24c8c455221d695e6d4049e1451188bcef2b8ffc7cdb383d12"
 # emptyDir of its pod (the chart sets BUZZ_EPHEMERAL_PATHS), so file:// storage there is refused.
 EPHEMERAL_ROOT = "/run/buzz-operator-ephemeral"
 OPERATOR_ENV = {"BUZZ_EPHEMERAL_PATHS": EPHEMERAL_ROOT}
+# the S3 server hack/s3.sh runs for the tiers (its port as hack/lib.sh reads it)
+S3_ENDPOINT = f"http://127.0.0.1:{os.environ.get('BUZZ_S3_PORT', '59000')}"
 
 
 def _condition_yaml(price: str) -> dict[str, str]:
@@ -345,6 +348,13 @@ CASES: tuple[Case, ...] = (
     Case("storage-not-writable", "cluster", "spec.storage.url", _set("storage", "url", value="file:///proc/buzz")),
     Case("storage-credentials-secret-missing", "cluster", "spec.storage.credentialsSecretRef",
          _set("storage", value={"url": "s3://bucket/x", "credentialsSecretRef": {"name": "no-such-creds"}})),
+    # the test S3 server (hack/s3.sh, versitygw) checks the signature: a wrong secret key is 403
+    # SignatureDoesNotMatch from the server, before it looks for the bucket
+    Case("storage-secret-key-wrong", "cluster", "spec.storage.credentialsSecretRef",
+         _set("storage", value={"url": "s3://corpus-bucket/x", "endpoint": S3_ENDPOINT,
+                                "credentialsSecretRef": {"name": "wrong-s3-creds"}}),
+         (secret("wrong-s3-creds", {"AWS_ACCESS_KEY_ID": "buzz-test-access", "AWS_SECRET_ACCESS_KEY": "not-the-secret",
+                                    "AWS_REGION": "us-east-1"}),), first=True),
 )
 
 STAGES = ("schema", "accept", "cluster")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.evidence import dumps_evidence, export_evidence, transcript_from_evidence
@@ -138,27 +141,50 @@ async def test_wait_for_done_ignores_non_orchestrator_and_non_prefix(target, mak
     assert got["id"] == final["id"]
 
 
-async def test_same_second_messages_keep_arrival_order(relay, target, make_request) -> None:
-    """A reply posted within the second of the task it answers must read after it, whatever the
-    event ids: the verifiers score the last orchestrator message after the task (tasks/README.md#verifiers)."""
-    handle, secrets = await provision(target, make_request())
+REPLY_TO_THREAD = Path(__file__).resolve().parents[3] / "tasks" / "reply-to-thread" / "tests" / "verify.py"
+
+
+def reply_to_thread_reward(evidence: dict, work: Path) -> float:  # type: ignore[type-arg]
+    """tasks/reply-to-thread's verifier on `evidence`, as the grading step runs it."""
+    path = work / "evidence.json"
+    path.write_text(dumps_evidence(evidence), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(REPLY_TO_THREAD), "--evidence", str(path), "--reward",
+                           str(work / "reward.json"), "--details", str(work / "details.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return float(json.loads((work / "reward.json").read_text())["reward"])
+
+
+async def test_a_same_second_answer_reads_after_the_task_and_scores(relay, target, make_request, tmp_path) -> None:
+    """docs/evidence.md#order on the development relay, which returns a second's events by id as
+    Block's relay does: an answer signed in the task's own second whose id sorts before the
+    task's comes back first from the relay, after the task in the exported evidence, and the
+    task's own verifier (tasks/reply-to-thread) scores it 1.0."""
+    handle, secrets = await provision(target, make_request(task_name="reply-to-thread"))
     orch = handle.seats[0]
     lead = secrets.seats[orch.seat_id]
     second = int(time.time())
+    answer_text = "Month 6 revenue: $160,811\nMonth 6 expenses: $84,462\nCumulative operating profit: $374,470"
     async with _client(relay, secrets.user_secret_hex, secrets.user_auth_tag) as user, \
             _client(relay, lead.secret_hex, lead.auth_tag) as o:
-        question = user.sign(9, "question", [["h", handle.channel_id]], created_at=second)
-        # an answer in the same second whose id sorts before the question's
+        task = user.sign(9, f"@{orch.seat_id} project months 1 through 6", [["h", handle.channel_id],
+                                                                            ["p", orch.pubkey]], created_at=second)
         nonce = 0
-        while True:
-            answer = o.sign(9, f"answer {nonce}", [["h", handle.channel_id]], created_at=second)
-            if answer["id"] < question["id"]:
+        while True:  # an answer in the same second whose id sorts before the task's
+            answer = o.sign(9, answer_text, [["h", handle.channel_id], ["e", task["id"], "", "reply"],
+                                             ["p", handle.user.pubkey], ["nonce", str(nonce)]], created_at=second)
+            if answer["id"] < task["id"]:
                 break
             nonce += 1
-        assert (await user.publish(question))[0]
+        assert (await user.publish(task))[0]
         assert (await o.publish(answer))[0]
         got = await user.query([{"kinds": [9], "#h": [handle.channel_id]}])
-    assert [e["id"] for e in got] == [question["id"], answer["id"]]
+    assert [e["id"] for e in got] == [answer["id"], task["id"]]  # the relay's order: by id
+
+    evidence = await export_evidence(target, handle, secrets, task_event_id=task["id"],
+                                     completion_message_id=None)
+    assert [m["id"] for m in evidence["messages"]] == [task["id"], answer["id"]]
+    assert reply_to_thread_reward(evidence, tmp_path) == 1.0
 
 
 async def test_export_during_a_storage_failure_is_an_outage_not_a_refusal(target, make_request, relay) -> None:

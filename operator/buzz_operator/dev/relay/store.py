@@ -50,8 +50,10 @@ async def insert_event(
 async def query_events(pool: asyncpg.Pool, filters: list[Filter], reader: str) -> list[dict[str, Any]]:
     """Union of the filters. Per filter: newest first, cut at `limit`, then the union is returned
     oldest first so a client reads a channel in the order it was written. Events of the same
-    second keep their arrival order (not id order): a reply posted in the second of the task it
-    answers must still come after it, or a transcript reads the reply before the question."""
+    second are ordered by id, as Block's relay orders them (`ORDER BY created_at DESC, id ASC`,
+    buzz-db event.rs), not by arrival: a reply posted in the second of the task it answers may
+    read before it, and the evidence's causal order (docs/evidence.md#order) is what puts it
+    after — so the development relay tests that order the way Block's relay would."""
     seen: dict[str, tuple[Any, dict[str, Any]]] = {}
     async with pool.acquire() as conn:
         for flt in filters:
@@ -60,11 +62,11 @@ async def query_events(pool: asyncpg.Pool, filters: list[Filter], reader: str) -
             where, args = filter_sql(flt, "$1", 2)
             rows = await conn.fetch(
                 f"SELECT {_EVENT_COLUMNS} FROM relay.events e WHERE {where} "
-                f"ORDER BY e.created_at DESC, e.received_at DESC, e.id DESC LIMIT {int(flt.limit)}",
+                f"ORDER BY e.created_at DESC, e.id ASC LIMIT {int(flt.limit)}",
                 reader, *args,
             )
             for row in rows:
-                seen.setdefault(row["id"], ((row["created_at"], row["received_at"], row["id"]), row_to_event(row)))
+                seen.setdefault(row["id"], ((row["created_at"], row["id"]), row_to_event(row)))
     return [event for _, event in sorted(seen.values(), key=lambda pair: pair[0])]
 
 

@@ -19,7 +19,16 @@ from buzz_operator.relay.evidence import build_evidence
 from buzz_operator.relay.tenant_models import DirectoryIdentity, SeatIdentity, TenantHandle, UserIdentity
 
 from tests.unit.agent.suite_play import play
-from tests.unit.agent.suite_trial import BASE_TIME, CHANNEL, EXPECTED_FAILURES, Identity, Store, Trial, grade
+from tests.unit.agent.suite_trial import (
+    BASE_TIME,
+    CHANNEL,
+    EXPECTED_FAILURES,
+    Identity,
+    Store,
+    Trial,
+    grade,
+    verifiers,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -109,7 +118,8 @@ def test_a_same_second_answer_whose_id_sorts_first_reads_after_the_task(task: st
     trial.store.events.append(answer)
     causal = project_evidence(trial, ORDERS["by id"])
     assert [m["id"] for m in causal["messages"]] == [task_event["id"], answer["id"]]
-    assert rewards(task, causal) == [1.0]
+    graded = len(verifiers(task))  # the project's, and Block's when BUZZ_DATASET_DIR names them
+    assert rewards(task, causal) == [1.0] * graded
     # the seed's stable sort on one second leaves the relay's (id) order as it is
     seed = {**causal, "messages": causal["messages"][::-1]}
-    assert rewards(task, seed) == [0.0]
+    assert rewards(task, seed) == [0.0] * graded

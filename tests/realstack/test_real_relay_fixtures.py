@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 
 import pytest
 from buzz_operator.condition.seats import Seat
@@ -19,6 +20,7 @@ from buzz_operator.relay.tenant import actor_secrets, client_as, provision
 from buzz_operator.relay.tenant_models import DirectoryEntry, RelayTarget, TenantRequest
 
 from tests.realstack.stack_fixtures import RELAY_URL
+from tests.support.verifiers import reply_to_thread_reward
 
 pytestmark = pytest.mark.realstack
 TASKS = {t.name: t for t in load_dataset(builtin_dataset_path())}
@@ -71,3 +73,36 @@ async def test_task_fixture_on_blocks_relay(task_name, real_relay) -> None:  # t
         assert row["author"] == expected_author
     assert [(d["identity_id"], d["about"]) for d in evidence["directory"]] == [
         (e.identity_id, e.about or "") for e in buzz.directory]
+
+
+async def test_a_same_second_answer_reads_after_the_task_on_blocks_relay(real_relay, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """docs/evidence.md#order against Block's relay: an answer signed in the task's own second
+    whose id sorts before the task's is returned first by the relay (created_at DESC, id ASC),
+    read after the task in the exported evidence, and scored 1.0 by tasks/reply-to-thread."""
+    target = RelayTarget(url=RELAY_URL, owner_secret_hex=real_relay.owner.secret_hex, pg_dsn=real_relay.relay_dsn,
+                         connect_url=f"ws://127.0.0.1:{real_relay.port}")
+    handle, tenant_secrets = await provision(target, _request("reply-to-thread"))
+    orch = handle.orchestrator
+    lead = tenant_secrets.seats[orch.seat_id]
+    second = int(time.time())
+    text = "Month 6 revenue: $160,811\nMonth 6 expenses: $84,462\nCumulative operating profit: $374,470"
+    async with client_as(target, tenant_secrets.user_secret_hex, tenant_secrets.user_auth_tag) as user, \
+            client_as(target, lead.secret_hex, lead.auth_tag) as agent:
+        task = user.sign(9, f"@{orch.seat_id} project months 1 through 6",
+                         [["h", handle.channel_id], ["p", orch.pubkey]], created_at=second)
+        nonce = 0
+        while True:
+            answer = agent.sign(9, text, [["h", handle.channel_id], ["e", task["id"], "", "reply"],
+                                          ["p", handle.user.pubkey], ["nonce", str(nonce)]], created_at=second)
+            if answer["id"] < task["id"]:
+                break
+            nonce += 1
+        assert (await user.publish(task))[0], real_relay.log.read_text()[-2000:]
+        assert (await agent.publish(answer))[0], real_relay.log.read_text()[-2000:]
+        got = await user.query([{"kinds": [9], "#h": [handle.channel_id]}])
+    # Block's relay returns newest first and a second's events by id ascending
+    assert [e["id"] for e in got] == [answer["id"], task["id"]]
+    evidence = await export_evidence(target, handle, tenant_secrets, task_event_id=task["id"],
+                                     completion_message_id=None)
+    assert [m["id"] for m in evidence["messages"]] == [task["id"], answer["id"]]
+    assert reply_to_thread_reward(evidence, tmp_path) == 1.0

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
 from buzz_operator.relay.client import RelayClient
 from buzz_operator.relay.evidence import dumps_evidence, export_evidence, transcript_from_evidence
 from buzz_operator.relay.messages import post_task, wait_for_done
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant import provision
+
+from tests.support.verifiers import reply_to_thread_reward
 
 MESSAGE_KEYS = {
     "id", "kind", "created_at", "pubkey", "author", "author_role", "content", "tags", "channel_id",
@@ -139,20 +138,6 @@ async def test_wait_for_done_ignores_non_orchestrator_and_non_prefix(target, mak
         assert (await o.publish(final))[0]
         got = await asyncio.wait_for(waiter, 10)
     assert got["id"] == final["id"]
-
-
-REPLY_TO_THREAD = Path(__file__).resolve().parents[3] / "tasks" / "reply-to-thread" / "tests" / "verify.py"
-
-
-def reply_to_thread_reward(evidence: dict, work: Path) -> float:  # type: ignore[type-arg]
-    """tasks/reply-to-thread's verifier on `evidence`, as the grading step runs it."""
-    path = work / "evidence.json"
-    path.write_text(dumps_evidence(evidence), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(REPLY_TO_THREAD), "--evidence", str(path), "--reward",
-                           str(work / "reward.json"), "--details", str(work / "details.json")],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return float(json.loads((work / "reward.json").read_text())["reward"])
 
 
 async def test_a_same_second_answer_reads_after_the_task_and_scores(relay, target, make_request, tmp_path) -> None:

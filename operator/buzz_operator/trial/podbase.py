@@ -9,7 +9,7 @@ owner, its grace period):
 - `restartPolicy: Never`: a try that dies is the operator's to classify and retry, not the
   kubelet's to restart behind its back;
 - the RuntimeDefault seccomp profile for the whole pod. `runAsNonRoot` is set per container,
-  not here: task images are built for Docker and often need root (README "Pod Security");
+  not here: task images are built for Docker and often need root (docs/install.md#pod-security);
 - containers that are the operator's own (stack install, forwarder, probes) fully `restricted`,
   and task-image containers at the Baseline level with a trimmed capability set.
 

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import typer
 
+from buzz_operator.cli.exits import HELP_MARKUP
 from buzz_operator.ledger import scan_bundle
 
-app = typer.Typer(no_args_is_help=True)
+app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP, no_args_is_help=True)
 
 
 @app.command()

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from buzz_operator.cli.exits import HELP_MARKUP
 from buzz_operator.condition import (
     ConditionError,
     EndpointConfig,
@@ -22,6 +23,7 @@ from buzz_operator.condition import (
 )
 
 app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP,
     no_args_is_help=True,
     add_completion=False,
     help="Team manifests: hash and validate a condition.",

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from buzz_operator.api.sweep import DEFAULT_TASK_IMAGE_REGISTRY
-from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP, BuzzGroup, fail
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import STORE_ENV, guarded, store_for
 from buzz_operator.dataset import Task, TaskError, load_dataset
@@ -26,7 +26,8 @@ from buzz_operator.storage import validate_prefix
 
 DATASETS = "datasets"
 
-app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP, cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
 
 StoreRequired = Annotated[
     str, typer.Option("--store", envvar=STORE_ENV, help="Object store (file:///path or s3://bucket/prefix).")

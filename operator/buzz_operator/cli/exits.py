@@ -26,6 +26,12 @@ OK = 0
 USER_ERROR = 1
 UNREACHABLE = 2
 
+# Help texts are docstrings wrapped by hand at the source's width; in typer's default "rich" mode
+# every hand line break stays and rich wraps again at the terminal's width, cutting sentences in
+# two. Markdown joins a paragraph's lines and lets the terminal's width decide: the help reads
+# as written, whatever the width.
+HELP_MARKUP = "markdown"
+
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 user error (one line on stderr); 2 cluster or object store unreachable."
 )

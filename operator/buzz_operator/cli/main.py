@@ -3,9 +3,10 @@
 import typer
 
 from buzz_operator.cli import bundle, compare, condition, dataset, ledger, report, sweep, trial
-from buzz_operator.cli.exits import EXIT_CODES_HELP
+from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP
 
 app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP,
     no_args_is_help=True, help="buzzctl — Buzz benchmark sweeps on Kubernetes", epilog=EXIT_CODES_HELP
 )
 app.add_typer(condition.app, name="condition", help="Team manifests: hash and validate a condition.")

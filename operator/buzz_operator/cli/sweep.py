@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from buzz_operator.cli import export as export_io
-from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP, BuzzGroup, fail
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import StoreOption
@@ -25,7 +25,8 @@ from buzz_operator.cli.sweep_results import load_summary
 from buzz_operator.condition import ConditionError
 from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summary_document
 
-app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP, cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
 
 SweepName = Annotated[str, typer.Argument(metavar="NAME", help="The BuzzSweep's name.", show_default=False)]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from buzz_operator.cli.exits import EXIT_CODES_HELP, BuzzGroup, fail
+from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP, BuzzGroup, fail
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.stores import StoreOption, guarded, store_for
 from buzz_operator.results import render_thread
@@ -27,7 +27,8 @@ from buzz_operator.storage.prefixed import PrefixedStore
 if TYPE_CHECKING:  # the Kubernetes client is imported only when the cluster must be asked
     from buzz_operator.kube.client import Kube
 
-app = typer.Typer(cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
+app = typer.Typer(
+    rich_markup_mode=HELP_MARKUP, cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
 
 TrialName = Annotated[str, typer.Argument(metavar="TRIAL", help="The BuzzTrial's name.", show_default=False)]
 SweepOption = Annotated[

@@ -104,6 +104,22 @@ def _check_billing(store: Path, sweep: str, billed: dict[str, tuple[int, int]]) 
     print(f"{sweep}: tokens billed in cancelled turns and never logged (input, output): {gaps}")
 
 
+def _print_same_second_answers(store: Path, sweep: str) -> None:
+    """How many trials had an orchestrator answer in the task's own second, and how many of those
+    an answer whose id sorts before the task's: Block's relay returned it first, and only the
+    evidence's causal order (docs/evidence.md#order) read it after the task."""
+    same = first = total = 0
+    for evidence in (store / sweep).glob("*/agent/buzz/buzz-evidence.json"):
+        document = json.loads(evidence.read_text())
+        task = next(m for m in document["messages"] if m["id"] == document["task_event_id"])
+        answers = [m for m in document["messages"] if m["author_role"] == "orchestrator"
+                   and m["created_at"] == task["created_at"]]
+        total += 1
+        same += bool(answers)
+        first += any(m["id"] < task["id"] for m in answers)
+    print(f"{sweep}: {same} of {total} trials answered in the task's own second, {first} with an id before the task's")
+
+
 def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
                relay_dsn: str, relay_log: object, tmp_path: Path, mount: str = "copy") -> None:
     api_key = f"scripted-{secrets.token_hex(16)}"
@@ -141,6 +157,7 @@ def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedMod
         everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
         assert api_key not in everything and owner_hex not in everything
     _check_billing(store, name, _model_usage(model.log))
+    _print_same_second_answers(store, name)
     assert sweep["status"]["meanReward"] == pytest.approx((len(SUITE) - len(expected)) / len(SUITE))
 
 

@@ -23,22 +23,7 @@ KQ_NS=kueue-system
 build() {
   [ -x "$KQ_BIN" ] && return 0
   log "building Kueue v$KUEUE_VERSION's manager from the Go module proxy (cold: about 12 minutes on 2 cores)"
-  need_disk "$CACHE" 3000 "the Kueue build"
-  use_go
-  local w=$KQ/src
-  mkdir -p "$w" "$(dirname "$KQ_BIN")"
-  cd "$w"
-  export GOCACHE=$KQ/gocache   # its own, removed afterwards (about 1 GB)
-  if ! grep -qs "sigs.k8s.io/kueue v$KUEUE_VERSION" go.mod; then
-    rm -f go.mod go.sum
-    go mod init buzz-operator.local/kueue-build >/dev/null 2>&1
-    go get "sigs.k8s.io/kueue/cmd/kueue@v$KUEUE_VERSION" > "$w/get.log" 2>&1 \
-      || { tail -20 "$w/get.log" >&2; die "resolving sigs.k8s.io/kueue v$KUEUE_VERSION failed; is the Go module proxy reachable? log in $w/get.log"; }
-  fi
-  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "$KQ_BIN.tmp" sigs.k8s.io/kueue/cmd/kueue > "$w/build.log" 2>&1 \
-    || { tail -30 "$w/build.log" >&2; die "Kueue build failed; full log in $w/build.log"; }
-  mv "$KQ_BIN.tmp" "$KQ_BIN"
-  rm -rf "$GOCACHE"
+  go_tool_build kueue sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue "$KQ_BIN" "$KQ" 3000
   log "Kueue v$KUEUE_VERSION manager built: $KQ_BIN"
 }
 

@@ -28,23 +28,8 @@ NODE_PODS=${BUZZ_KWOK_NODE_PODS:-110}
 build() {
   [ -x "$KW_BIN" ] && return 0
   log "building kwok v$KWOK_VERSION from the Go module proxy (cold: about 4 minutes on 2 cores)"
-  need_disk "$CACHE" 2000 "the kwok build"
-  use_go
-  local w=$KW/src
-  mkdir -p "$w" "$(dirname "$KW_BIN")"
-  cd "$w"
-  export GOCACHE=$KW/gocache   # its own, removed afterwards (about 1 GB)
-  if ! grep -qs "sigs.k8s.io/kwok v$KWOK_VERSION" go.mod; then
-    rm -f go.mod go.sum
-    go mod init buzz-operator.local/kwok-build >/dev/null 2>&1
-    go get "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" > "$w/get.log" 2>&1 \
-      || { tail -20 "$w/get.log" >&2; die "resolving sigs.k8s.io/kwok v$KWOK_VERSION failed; is the Go module proxy reachable? log in $w/get.log"; }
-  fi
-  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "$KW_BIN.tmp" sigs.k8s.io/kwok/cmd/kwok > "$w/build.log" 2>&1 \
-    || { tail -30 "$w/build.log" >&2; die "kwok build failed; full log in $w/build.log"; }
-  mv "$KW_BIN.tmp" "$KW_BIN"
+  go_tool_build kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "$KW_BIN" "$KW" 2000
   stages
-  rm -rf "$GOCACHE"
   log "kwok v$KWOK_VERSION built: $KW_BIN"
 }
 

@@ -96,6 +96,33 @@ use_go() {
   unset GOROOT
 }
 
+# go_tool_build NAME MODULE VERSION PACKAGE BIN DIR DISK_MB: a Go program built once from the Go
+# module proxy into BIN (kept while it exists), in a scratch module under DIR/src whose go.mod
+# pins MODULE vVERSION (hack/kueue.sh reads the module's source from there), with a build cache of
+# its own under DIR, removed afterwards. For the tools the local stack builds: kueue, kwok, versitygw.
+go_tool_build() {
+  local name=$1 module=$2 version=$3 package=$4 bin=$5 dir=$6 disk=$7
+  [ -x "$bin" ] && return 0
+  need_disk "$CACHE" "$disk" "the $name build"
+  (
+    use_go
+    local w=$dir/src
+    mkdir -p "$w" "$(dirname "$bin")"
+    cd "$w"
+    export GOCACHE=$dir/gocache
+    if ! grep -qs "$module v$version" go.mod; then
+      rm -f go.mod go.sum
+      go mod init "buzz-operator.local/$name-build" >/dev/null 2>&1
+      go get "$package@v$version" > "$w/get.log" 2>&1 \
+        || { tail -20 "$w/get.log" >&2; die "resolving $module v$version failed; is the Go module proxy reachable? log in $w/get.log"; }
+    fi
+    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "$bin.tmp" "$package" > "$w/build.log" 2>&1 \
+      || { tail -30 "$w/build.log" >&2; die "$name build failed; full log in $w/build.log"; }
+    mv "$bin.tmp" "$bin"
+    rm -rf "$GOCACHE"
+  )
+}
+
 # tool_venv VENV PYTHON LOG SPEC...: a virtualenv of its own for a test tool whose dependency pins
 # must stay out of the project's .venv (botocore, harbor's tree); made once per SPEC (a
 # stamp keyed by it), and a half-made one from an interrupted run is thrown away, not patched.

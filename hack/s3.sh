@@ -30,23 +30,8 @@ REFERENCE_VENV=$CACHE/sigv4-reference-venv
 build() {
   [ -x "$VG_BIN" ] && return 0
   log "building versitygw v$VERSITYGW_VERSION from the Go module proxy (cold: about 3 minutes on 2 cores)"
-  need_disk "$CACHE" 1500 "the versitygw build"
-  use_go
-  local w=$VG/src
-  mkdir -p "$w" "$(dirname "$VG_BIN")"
-  cd "$w"
-  export GOCACHE=$VG/gocache   # its own, removed afterwards (about 600 MB)
-  if ! grep -qs "github.com/versity/versitygw v$VERSITYGW_VERSION" go.mod; then
-    rm -f go.mod go.sum
-    go mod init buzz-operator.local/versitygw-build >/dev/null 2>&1
-    go get "github.com/versity/versitygw/cmd/versitygw@v$VERSITYGW_VERSION" > "$w/get.log" 2>&1 \
-      || { tail -20 "$w/get.log" >&2; die "resolving versitygw v$VERSITYGW_VERSION failed; is the Go module proxy reachable? log in $w/get.log"; }
-  fi
-  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "$VG_BIN.tmp" github.com/versity/versitygw/cmd/versitygw \
-    > "$w/build.log" 2>&1 || { tail -30 "$w/build.log" >&2; die "versitygw build failed; full log in $w/build.log"; }
-  mv "$VG_BIN.tmp" "$VG_BIN"
-  rm -rf "$GOCACHE"
-  cd - >/dev/null
+  go_tool_build versitygw github.com/versity/versitygw "$VERSITYGW_VERSION" github.com/versity/versitygw/cmd/versitygw \
+    "$VG_BIN" "$VG" 1500
 }
 
 # A pid is ours only while its command line is versitygw serving our data: a stale pid file may

@@ -74,7 +74,7 @@ def build_evidence(
     messages = order_messages(
         (normalize_message(m, by_pubkey) for m in raw_messages if isinstance(m, dict)),
         task_event_id=task_event_id, seat_pubkeys=[seat.pubkey for seat in handle.seats],
-        scripted_ids=[str(e.get("event_id") or "") for e in scripted_events])
+        scripted_ids=[str(e.get("event_id") or "") for e in scripted_events], completion_id=completion_message_id)
     return {
         "schema_version": SCHEMA_VERSION,
         "trial": {"run_id": handle.run_id, "trial_id": handle.trial_id, "channel_id": handle.channel_id},

@@ -11,7 +11,9 @@ Known to follow, within one second:
 - a seat's message and a scripted message follow the task: the seats act on the task, and the
   scripted messages are posted after it (relay/scripted.py);
 - scripted messages follow each other in the order they were posted, each after the relay
-  accepted the one before.
+  accepted the one before;
+- the completion message (the `DONE:` the run ended on) follows every other seat message of its
+  second: the run ends when the operator sees it, and the seats are stopped.
 Ties the rules do not decide keep the relay's order.
 """
 
@@ -27,7 +29,7 @@ def _predecessors(message: dict[str, Any]) -> set[str]:
 
 
 def _causal(group: list[dict[str, Any]], task_event_id: str | None, answer_task: set[str],
-            scripted_ids: Sequence[str]) -> list[dict[str, Any]]:
+            scripted_ids: Sequence[str], completion_id: str | None) -> list[dict[str, Any]]:
     """A stable topological order of one second's messages: each step takes the earliest (in the
     relay's order) message whose known predecessors in this second are all placed."""
     if len(group) < 2:
@@ -42,6 +44,8 @@ def _causal(group: list[dict[str, Any]], task_event_id: str | None, answer_task:
         if message["id"] in scripted_ids:
             position = scripted_ids.index(message["id"])
             needs.update(scripted_ids[:position])
+        if completion_id and message["id"] == completion_id:
+            needs.update(m["id"] for m in group if m["pubkey"] in answer_task)
         needs.discard(message["id"])
         after.append(needs & ids)
     placed: set[str] = set()
@@ -57,7 +61,8 @@ def _causal(group: list[dict[str, Any]], task_event_id: str | None, answer_task:
 
 
 def order_messages(messages: Iterable[dict[str, Any]], *, task_event_id: str | None,
-                   seat_pubkeys: Iterable[str], scripted_ids: Sequence[str]) -> list[dict[str, Any]]:
+                   seat_pubkeys: Iterable[str], scripted_ids: Sequence[str],
+                   completion_id: str | None = None) -> list[dict[str, Any]]:
     """Pure: normalized messages sorted by `created_at` (those without one last), each second in
     causal order (module docstring); relay order for the rest."""
     by_second = sorted(messages, key=lambda m: (m["created_at"] is None, m["created_at"] or 0))
@@ -67,5 +72,5 @@ def order_messages(messages: Iterable[dict[str, Any]], *, task_event_id: str | N
     for created_at, group in groupby(by_second, key=lambda m: m["created_at"]):
         members = list(group)
         ordered.extend(members if created_at is None else
-                       _causal(members, task_event_id, answer_task, scripted))
+                       _causal(members, task_event_id, answer_task, scripted, completion_id))
     return ordered

@@ -6,7 +6,7 @@ from typing import Any
 
 from buzz_operator.relay.evidence_order import order_messages
 
-TASK, SEAT, STRANGER = "t" * 64, "s" * 64, "x" * 64
+TASK, SEAT, WORKER, STRANGER = "t" * 64, "s" * 64, "w" * 64, "x" * 64
 
 
 def message(id_: str, created_at: int | None, pubkey: str = STRANGER, refs: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -14,8 +14,9 @@ def message(id_: str, created_at: int | None, pubkey: str = STRANGER, refs: tupl
             "tags": [["h", "chan"], *(["e", ref, "", "reply"] for ref in refs)]}
 
 
-def ids(messages: list[dict[str, Any]], scripted: tuple[str, ...] = ()) -> list[str]:
-    ordered = order_messages(messages, task_event_id="task", seat_pubkeys=[SEAT], scripted_ids=scripted)
+def ids(messages: list[dict[str, Any]], scripted: tuple[str, ...] = (), completion: str | None = None) -> list[str]:
+    ordered = order_messages(messages, task_event_id="task", seat_pubkeys=[SEAT, WORKER], scripted_ids=scripted,
+                             completion_id=completion)
     return [m["id"] for m in ordered]
 
 
@@ -50,3 +51,13 @@ def test_nothing_is_dropped_or_duplicated_with_odd_ids() -> None:
     raw = [message("", 10), message("", 10, refs=("task",)), message("task", 10, pubkey=TASK)]
     ordered = ids(raw)
     assert sorted(ordered) == ["", "", "task"] and ordered[0] == "" and ordered[1] == "task"
+
+
+def test_the_completion_message_follows_every_seat_message_of_its_second() -> None:
+    """A lead that delegates, hears its worker and says DONE within one second: nothing in the
+    tags orders DONE after the delegation and the answer, but the run ended on it."""
+    raw = [message("done", 10, pubkey=SEAT, refs=("task",)), message("answer", 10, pubkey=WORKER, refs=("ask",)),
+           message("ask", 10, pubkey=SEAT, refs=("task",)), message("task", 10, pubkey=TASK),
+           message("stranger", 10)]
+    assert ids(raw, completion="done") == ["task", "ask", "answer", "done", "stranger"]
+    assert ids(raw) == ["task", "done", "ask", "answer", "stranger"]  # without it, the relay's order

@@ -6,7 +6,7 @@ pod, the controller manager), kwok moving each pod on its fake node from Pending
 finishing its deletion, and the operator process (bench/observed_operator.py --pod-path): the
 sweep path unchanged (planning, admission, trial creation, rollup, summary.json, status writes,
 the janitor listing pods and Secrets every minute) and, per trial, a daemon that builds the real
-trial pod with the operator's own podspec, creates it, waits for it as the launch step does,
+trial pod with the operator's own pod builder (pod/trial_pod.py), creates it, waits for it as the launch step does,
 writes the trial's terminal status and deletes the pod as teardown does (bench/pod_path.py says
 what it leaves out: everything that needs a process in the pod).
 
@@ -45,9 +45,9 @@ from typing import Any
 
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.labels import TRIAL as TRIAL_LABEL
+from buzz_operator.api.trial_names import pod_name
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube.client import Kube
-from buzz_operator.trial.names import pod_name
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 

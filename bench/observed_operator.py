@@ -55,7 +55,7 @@ import kopf
 from buzz_operator import handlers
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.preflight.canary import canary_name
-from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.sweep.drive import reconcile as sweep_runtime
 
 MEMORY_EVERY_S = 30
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

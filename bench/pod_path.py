@@ -3,7 +3,7 @@ observed operator, bench/observed_operator.py --pod-path).
 
 A kopf daemon on BuzzTrials, registered as the operator's own trial daemon is (so kopf keeps the
 same per-trial memory, daemon task and finalizer), does for each trial what the corridor does to
-its pod, with the operator's own code: the pod built by trial.podspec.build_trial_pod from the
+its pod, with the operator's own code: the pod built by pod.trial_pod.build_trial_pod from the
 trial's spec and labels (forwarder included, its target the relay Service's ClusterIP read per
 pod as the launch step reads it), created by kube.objects.create_pod, waited for by
 kube.pods.wait_running with the trial's status reporter (as trial/steps/launch.py waits), then
@@ -32,8 +32,9 @@ import kopf
 from buzz_operator import handlers
 from buzz_operator.api.trial import BuzzTrialSpec, BuzzTrialStatus
 from buzz_operator.kube import objects, resources
-from buzz_operator.kube.pods import trial_status_reporter, wait_running
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
+from buzz_operator.kube.pods import wait_running
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
+from buzz_operator.trial.drive.waiting import trial_status_reporter
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 

@@ -4,7 +4,7 @@ A sweep's reconcile reads every trial it knows each tick (5 s): to plan what is 
 status figures, and when it is due, for summary.json. What a tick allocates and frees, the
 allocators keep (docs/performance.md#memory), so a transient that grows with the sweep is RSS
 that grows with it. This builds the settled trials' columns of one namespace as the operator
-keeps them (sweep/runtime_settled.py, from trial bodies as the apiserver returns them) and
+keeps them (sweep/drive/settled.py, from trial bodies as the apiserver returns them) and
 measures the peak of traced Python memory (tracemalloc) of each pass a tick makes, the way the
 operator makes it (sweep/known.py, the planner's marks, the rollup's tally), and beside it the
 list-and-set shape the reconcile had before 2026-12-03 — so the two can be read side by side.
@@ -29,11 +29,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "operator"))
 
 from buzz_operator.storage.file_store import FileStore
-from buzz_operator.sweep import runtime_store
+from buzz_operator.sweep.drive import documents
+from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.planner import Existing
 from buzz_operator.sweep.rollup import Tally, rollup
-from buzz_operator.sweep.runtime_settled import SettledTrials
 from buzz_operator.sweep.summary_doc import results_digest, summary_head
 from figures import INFO, Figure, record
 
@@ -106,11 +106,11 @@ def measure(trials: int) -> dict[str, tuple[float, float]]:
         head_doc = {"sweep": SWEEP}
 
         def write() -> None:
-            asyncio.run(runtime_store.write_summary(store, SWEEP, head_doc, mine.by_name()))
+            asyncio.run(documents.write_summary(store, SWEEP, head_doc, mine.by_name()))
 
         def write_before() -> None:  # sorted as a list of every summary, as until 2026-12-03
             ordered = sorted(mine, key=lambda t: t.name)
-            asyncio.run(runtime_store.write_summary(store, SWEEP, head_doc, ordered))
+            asyncio.run(documents.write_summary(store, SWEEP, head_doc, ordered))
 
         return {
             "plan and tally (every tick)": peak(plan_and_tally),

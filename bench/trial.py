@@ -61,8 +61,8 @@ from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.runtimes import mounts_image_volumes
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
-from buzz_operator.trial.runtime_setup import relay_service
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
+from buzz_operator.trial.drive.setup import relay_service
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 

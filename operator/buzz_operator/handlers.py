@@ -1,10 +1,10 @@
 """kopf registrations, and nothing else: each handler is a few lines over the rooms.
 
 BuzzSweep: a timer reconciles it level-based (validate → plan → admit → create trials → roll
-up). BuzzTrial: a daemon per trial drives the corridor with trial.runtime.drive, writing status
+up). BuzzTrial: a daemon per trial drives the corridor with trial.drive.driver.drive, writing status
 before every next step, and settles the trial at the end: labelled settled, out of kopf's watch
 (docs/design.md#settled-trials). An index of the trials kopf watches, and the settled trials'
-summaries (sweep/runtime_settled.py), feed admission and rollups without listing trials on
+summaries (sweep/drive/settled.py), feed admission and rollups without listing trials on
 every tick.
 """
 
@@ -27,20 +27,20 @@ from buzz_operator.api import escapes, labels
 from buzz_operator.api.common import GROUP, SWEEPS, TRIALS, VERSION
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.inputs.errors import InputError
-from buzz_operator.janitor import reaper
+from buzz_operator.janitor.drive import reaper
 from buzz_operator.kube import client as kube_client
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
-from buzz_operator.sweep import runtime as sweep_runtime
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.sweep.drive import reconcile as sweep_runtime
+from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
-from buzz_operator.sweep.runtime_settled import SettledTrials
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
-from buzz_operator.trial import runtime as trial_runtime
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.drive import driver as trial_runtime
+from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import status_patch
 from buzz_operator.trial.steps import regrade as regrade_step
 

@@ -24,12 +24,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def configure_logging(*, json_format: bool, verbose: bool) -> None:
+    """kopf's logging set-up, JSON or text, then the sweep and trial ids on every line."""
+    from buzz_operator.observability import logs
+
+    if json_format:
+        kopf.configure(verbose=verbose, log_format=kopf.LogFormat.JSON, log_refkey=logs.REFKEY, log_prefix=False)
+    else:
+        kopf.configure(verbose=verbose, log_prefix=True)
+    logs.add_ids_filter()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     import buzz_operator.handlers  # noqa: F401 — registers the handlers with kopf
-    from buzz_operator.observability import apicalls, logs, metrics
+    from buzz_operator.observability import apicalls, metrics
 
-    logs.configure(json_format=args.log_format == "json", verbose=args.verbose)
+    configure_logging(json_format=args.log_format == "json", verbose=args.verbose)
     apicalls.install()
     if args.metrics:
         metrics.serve(args.metrics)

@@ -21,12 +21,12 @@ from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome, Phas
 from buzz_operator.condition import EndpointConfig, ExperimentManifest, plan_seats
 from buzz_operator.dataset.task import load_task
 from buzz_operator.ledger import collect_accounting
+from buzz_operator.pod.stack_install import manifest_digest
 from buzz_operator.storage import FileStore
 from buzz_operator.storage.layout import sweep_config_key
 from buzz_operator.sweep.lock import sweep_config, sweep_lock
 from buzz_operator.sweep.planner import plan_trials
 from buzz_operator.sweep.trialspec import build_trial_spec
-from buzz_operator.trial.stack_install import manifest_digest
 from buzz_operator.trial.steps import bundle as bundle_step
 
 from tests.support.harbor_venv import harbor_check, problems

@@ -29,9 +29,9 @@ from buzz_operator.dataset.config import (
     OPERATOR_DEFAULT_STORAGE_MB,
 )
 from buzz_operator.dataset.task import Task
+from buzz_operator.pod.trial_pod import grading_network, task_resources
 from buzz_operator.sweep.trialspec import trial_resources
 from buzz_operator.trial.deadlines import step_deadlines
-from buzz_operator.trial.podspec import grading_network, task_resources
 
 from tests.support.harbor_venv import harbor_python
 from tests.unit.dataset.task_factory import make_task

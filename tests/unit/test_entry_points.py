@@ -46,7 +46,7 @@ def run_help(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_scan_finds_the_known_entry_points() -> None:
     assert {"buzzctl", "buzz-operator", "relay-forwarder"} <= set(console_scripts())
     assert {"buzz_operator.dev.relay", "buzz_operator.main", "buzz_operator.dev.stack.build",
-            "buzz_operator.dev.forwarder"} <= set(runnable_modules())
+            "buzz_operator.relay.forwarder"} <= set(runnable_modules())
 
 
 @pytest.mark.parametrize("script", console_scripts())

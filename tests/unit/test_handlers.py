@@ -13,7 +13,7 @@ import pytest
 from buzz_operator import handlers
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.kube.inflight import InFlight
-from buzz_operator.sweep.runtime_settled import SettledTrials
+from buzz_operator.sweep.drive.settled import SettledTrials
 
 KEY = "ef" * 32
 

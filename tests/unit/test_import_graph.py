@@ -15,24 +15,26 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "operator" / "buzz_operator"
 # Bottom to top (docs/design.md#rooms): a room imports only rooms of the tiers below its own,
 # never one of its own tier. api/ is the models every room shares; the other pure rooms and the
-# object store need nothing more of the house; kube/ and relay/ adapt APIs;
-# inputs/ resolves what a sweep names for everyone above it; a sweep plans trials and gates them
-# on the preflight canary, which runs a trial-shaped pod; the janitor, metrics and Events, the
-# results of finished sweeps and the dev stack build on sweeps and trials; buzzctl on all.
+# object store need nothing more of the house (scoring/ says what passes); pod/ builds pods from
+# them; kube/ and relay/ adapt APIs; inputs/ resolves what a sweep names for everyone above it
+# and results/ reads finished trials' bundles; a sweep plans trials and gates them
+# on the preflight canary, which runs a trial-shaped pod; the janitor, metrics and Events and the
+# dev stack build on sweeps and trials; buzzctl on all.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(tier) for tier in (
     {"api"},
-    {"condition", "dataset", "ledger", "storage"},
+    {"condition", "dataset", "ledger", "storage", "scoring"},
+    {"pod"},
     {"kube", "relay"},
-    {"inputs"},
+    {"inputs", "results"},
     {"trial"},
     {"preflight"},
     {"sweep"},
-    {"janitor", "observability", "results", "dev"},
+    {"janitor", "observability", "dev"},
     {"cli"},
 ))
 # Arrows allowed upward, each with the files that draw it and why; the test fails once one is
 # gone, so an exception leaves with the arrow it allowed. None now: the waiting-pod classifier
-# kube/pods.py reads is api/waiting.py, below kube/.
+# kube/pods.py reads is pod/waiting.py, below kube/.
 ALLOWED: dict[tuple[str, str], set[str]] = {}
 
 

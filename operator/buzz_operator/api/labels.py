@@ -21,7 +21,7 @@ CREATED_AT_GENERATION = f"{GROUP}/created-at-generation"
 # run again on its recorded evidence.
 REGRADE = f"{GROUP}/regrade"
 # The egress phase of a trial pod (docs/egress.md): `agents` from creation while the seats run,
-# `grading` once they are stopped (trial/runtime_phase.py relabels the pod). The chart's trial
+# `grading` once they are stopped (trial/drive/egress_phase.py relabels the pod). The chart's trial
 # NetworkPolicies select disjoint values of it, so a pod gets one phase's egress at a time.
 PHASE = f"{GROUP}/phase"
 PHASE_AGENTS = "agents"

@@ -16,7 +16,7 @@ from kubernetes_asyncio.config import ConfigException
 from buzz_operator.api.common import SWEEPS, TRIALS
 from buzz_operator.api.labels import SWEEP
 from buzz_operator.cli.exits import fail, unreachable
-from buzz_operator.inputs.resolve import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
+from buzz_operator.inputs.fetch.resolve import DEFAULT_STORAGE_URL, STORAGE_URL_ENV
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube, connect
 

@@ -3,7 +3,7 @@ format, `harbor.models.registry.DatasetSpec` rows) and `name[@version]` in it, a
 repository named `org/name[@ref]` (Harbor's `--repo` form, `registry/client/git_repo.py`).
 
 What comes out is a list of `GitTask`s — a task folder at a path of a git origin — which the
-edge (inputs/git_datasets.py) fetches and hands to the task loader like any other dataset.
+edge (inputs/fetch/git_datasets.py) fetches and hands to the task loader like any other dataset.
 Every refusal is a `DatasetRefError` naming the spec field and, for a name or version that is
 not there, what is. Pure: imports nothing from kube, storage or the network.
 """

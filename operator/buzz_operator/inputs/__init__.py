@@ -4,7 +4,7 @@ package), the relay target and the sweep's object store.
 
 Below sweep/, trial/, preflight/, janitor/ and cli/, which all read the same inputs the same
 way; it builds on the pure rooms (condition/, dataset/) and the edge adapters (kube/, relay/,
-storage/). The I/O is here: resolve.py (ConfigMaps, Secrets, Services, the store),
-datasets.py and git_datasets.py (a dataset on local disk, git_fetch.py over git). errors.py
-is the one error they raise, naming the spec field to fix.
+storage/). The I/O is in fetch/: resolve.py (ConfigMaps, Secrets, Services, the store),
+datasets.py and git_datasets.py (a dataset on local disk, git.py over git). errors.py is the
+one error they raise, naming the spec field to fix.
 """

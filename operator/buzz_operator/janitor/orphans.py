@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from buzz_operator.api import labels
-from buzz_operator.trial.names import relay_trial_id
+from buzz_operator.api.trial_names import relay_trial_id
 
 MAX_DELETES_PER_TICK = 50
 MAX_ARCHIVES_PER_TICK = 20

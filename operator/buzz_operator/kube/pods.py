@@ -1,5 +1,6 @@
-"""Reading a trial pod's state: running and ready for exec, or why not (the reason words of
-trial/failures.py), so a stuck image pull surfaces at once instead of at the deadline."""
+"""Waiting for a pod to run: its changes watched, and why it still waits read from Kueue and the
+kubelet's Events. What a pod's state means is pod/state.py's and pod/waiting.py's to say; who
+hears of the wait is the caller's `report` (a trial's is trial/drive/waiting.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from buzz_operator.api.common import TRIALS
 from buzz_operator.api.trial import PodWaiting
-from buzz_operator.api.waiting import (
+from buzz_operator.kube import kueue
+from buzz_operator.kube.client import Kube
+from buzz_operator.kube.objects import read_pod
+from buzz_operator.pod.state import PodState, pod_state
+from buzz_operator.pod.waiting import (
     classify_wait,
     exceeded_message,
     queue_name,
@@ -24,9 +27,6 @@ from buzz_operator.api.waiting import (
     same_wait,
     waited_s,
 )
-from buzz_operator.kube import kueue, resources
-from buzz_operator.kube.client import Kube
-from buzz_operator.kube.objects import read_pod
 
 log = logging.getLogger(__name__)
 
@@ -53,73 +53,6 @@ class RawWatch(watch.Watch):
             self.resp = None
 
 GONE = 410
-
-# Waiting reasons that will not resolve by waiting longer.
-PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"})
-CRASHES = frozenset({"CrashLoopBackOff", "CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
-
-
-@dataclass(frozen=True)
-class PodState:
-    """`ready`: every container runs; otherwise `reason` (a failures.py word) if it is hopeless."""
-
-    ready: bool
-    reason: str | None = None
-    message: str = ""
-
-
-def _statuses(pod: dict[str, Any]) -> list[dict[str, Any]]:
-    status = pod.get("status") or {}
-    return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
-
-
-def _sidecar_names(pod: dict[str, Any]) -> set[str]:
-    """Native sidecars: init containers with restartPolicy Always, which must run as well."""
-    inits = ((pod.get("spec") or {}).get("initContainers")) or []
-    return {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
-
-
-def pod_state(pod: dict[str, Any] | None) -> PodState:
-    """Pure: classify a pod as read from the API."""
-    if pod is None:
-        return PodState(False, "PodDeleted", "the trial pod no longer exists")
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return PodState(False, "PodDeleted", "the trial pod is being deleted")
-    status = pod.get("status") or {}
-    phase = status.get("phase")
-    if status.get("reason") == "Evicted":
-        return PodState(False, "PodEvicted", status.get("message") or "evicted")
-    for container in _statuses(pod):
-        waiting = (container.get("state") or {}).get("waiting") or {}
-        reason = waiting.get("reason")
-        detail = f"{container.get('name')}: {reason}: {waiting.get('message') or ''}".rstrip(": ")
-        if reason in PULL_FAILURES:
-            return PodState(False, "ImagePullFailed", detail)
-        if reason in CRASHES:
-            return PodState(False, "ContainerCrashed", detail)
-        terminated = (container.get("state") or {}).get("terminated") or {}
-        if terminated and terminated.get("exitCode", 0) != 0:
-            # the last line of its termination message: the stack install says there why it
-            # refused the image (trial/stack_install.py)
-            said = ([line for line in str(terminated.get("message") or "").splitlines() if line.strip()] or [""])[-1]
-            return PodState(False, "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
-                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}"
-                            + (f": {said.strip()[:200]}" if said else ""))
-    if phase in ("Succeeded", "Failed"):
-        return PodState(False, "PodLost", f"the trial pod ended ({phase})")
-    if phase == "Running":
-        main = status.get("containerStatuses") or []
-        sidecars = _sidecar_names(pod)
-        running = [c for c in _statuses(pod) if c in main or c.get("name") in sidecars]
-        if main and len(running) == len(main) + len(sidecars) and all(
-            (c.get("state") or {}).get("running") for c in running
-        ):
-            return PodState(True)
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":
-            return PodState(False, None, condition.get("message") or "unschedulable")
-    return PodState(False)
-
 
 async def wait_running(kube: Kube, namespace: str, name: str, *, timeout_s: float, poll: float = 0.5,
                        queue_s: float = 0.0, report: Report | None = None) -> PodState:
@@ -168,15 +101,6 @@ REPORT_EVERY_S = 15.0
 # A pod running within this long is not explained at all: the common case on a cluster with room,
 # where a reason written and cleared again would be two status writes per trial for nothing.
 REPORT_AFTER_S = 5
-
-
-def trial_status_reporter(kube: Kube, namespace: str, trial: str) -> Report:
-    """A Report that writes status.waiting of the BuzzTrial (a merge patch of that field only),
-    and clears it when the wait ends."""
-    async def report(waiting: PodWaiting | None) -> None:
-        await resources.patch_status(kube, TRIALS, namespace, trial,
-                                     {"waiting": None if waiting is None else waiting.to_api()})
-    return report
 
 
 async def explain_wait(kube: Kube, pod: dict[str, Any], now: datetime) -> PodWaiting:

@@ -11,8 +11,6 @@ import logging
 from collections.abc import Iterable
 from contextvars import ContextVar
 
-import kopf
-
 REFKEY = "object"
 CURRENT: ContextVar[tuple[str, str | None] | None] = ContextVar("buzz_ids", default=None)  # (sweep, trial)
 _SWEEP_OF: dict[tuple[str, str], str] = {}  # (namespace, trial) -> sweep, fed by the trial index
@@ -48,12 +46,8 @@ class IdsFilter(logging.Filter):
         return True
 
 
-def configure(*, json_format: bool, verbose: bool) -> None:
-    """kopf's logging set-up, JSON or text, with the id filter on the root handlers."""
-    if json_format:
-        kopf.configure(verbose=verbose, log_format=kopf.LogFormat.JSON, log_refkey=REFKEY, log_prefix=False)
-    else:
-        kopf.configure(verbose=verbose, log_prefix=True)
+def add_ids_filter() -> None:
+    """The id filter on every root handler (once), after kopf's logging set-up made them."""
     # one access line per liveness probe and scrape would drown the trial lines
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:

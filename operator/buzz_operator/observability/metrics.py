@@ -130,12 +130,12 @@ _RECORD_VALUES = attrgetter(*(f.name for f in fields(TrialRecord)))
 
 
 def record_table() -> Table[TrialRecord]:
-    """Where the settled trials' records are kept (sweep/runtime_settled.py): columns, not objects."""
+    """Where the settled trials' records are kept (sweep/drive/settled.py): columns, not objects."""
     return Table(TrialRecord, floats=("cost_floor", "cost_ceiling"), ints=("tokens_in", "tokens_out"))
 
 
 class Settled(Protocol):
-    """The settled trials' records, as sweep/runtime_settled.SettledTrials keeps them."""
+    """The settled trials' records, as sweep/drive/settled.SettledTrials keeps them."""
 
     def records(self) -> Iterable[tuple[Any, ...]]: ...  # in TrialRecord's field order
 

@@ -8,7 +8,7 @@ per further task image and one for the operator image prove every image the swee
 on this cluster, and the `task` container (the first task image, with the trial's /logs) stays
 alive for the trials' own setup, trust-store and verifier-deps commands.
 
-It carries the trial pod's policy labels (podspec.policy_labels: component trial-pod, managed-by,
+It carries the trial pod's policy labels (trial_pod.policy_labels: component trial-pod, managed-by,
 phase=agents), so the very NetworkPolicies that select trial pods select it, and it is
 relabelled into the grading phase as trials are (docs/egress.md); it has no trial label, so the
 janitor never takes it for an orphaned trial pod, and `bench.buzz.dev/preflight` tells it apart.
@@ -26,7 +26,7 @@ from buzz_operator.api import labels
 from buzz_operator.api.naming import label_value
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.stack import StackSource
-from buzz_operator.trial.podbase import (
+from buzz_operator.pod.base import (
     KEEPALIVE,
     container,
     empty_dirs,
@@ -35,7 +35,7 @@ from buzz_operator.trial.podbase import (
     restricted_container,
     task_image_container,
 )
-from buzz_operator.trial.podspec import (
+from buzz_operator.pod.trial_pod import (
     LOGS_MOUNT,
     LOGS_VOLUME,
     STACK_RESOURCES,

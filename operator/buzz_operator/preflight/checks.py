@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import PreflightCheck, PreflightStatus
-from buzz_operator.trial.stack_install import REQUIRED, STACK_MANIFEST, ManifestError, parse_manifest
+from buzz_operator.pod.stack_install import REQUIRED, STACK_MANIFEST, ManifestError, parse_manifest
 
 DETAIL_MAX = 300
 # Seconds between two runs of a failed preflight: its canary pod must not churn every tick.

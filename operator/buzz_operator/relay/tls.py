@@ -2,7 +2,7 @@
 
 The operator and the agents trust the same thing: the public roots plus the bundle's
 certificates. The operator builds an `ssl.SSLContext` from them here; the agents get the same
-certificates appended to the stack's CA file in their pod (trial/runtime_relay_ca.py).
+certificates appended to the stack's CA file in their pod (pod/relay_ca.py).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from buzz_operator.api.trial import FailureClass
-from buzz_operator.sweep.rollup import PASS_THRESHOLD, k_values
-from buzz_operator.trial.failures import classify_reason
+from buzz_operator.scoring.failures import classify_reason
+from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values
 
 from .statistics import Resampling, TaskCounts, mean_interval, pass_at_k_value
 from .trial import TrialRecord

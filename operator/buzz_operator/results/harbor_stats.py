@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from buzz_operator.ledger.harbor_errors import recorded_reason
-from buzz_operator.sweep.rollup import PASS_THRESHOLD, k_values, pass_at_k
+from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values, pass_at_k
 
 from .trial import number
 

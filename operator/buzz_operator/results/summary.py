@@ -22,7 +22,7 @@ from statistics import mean
 from typing import Any
 
 from buzz_operator.api.stack import pooled_stack
-from buzz_operator.sweep.rollup import PASS_THRESHOLD, k_values, pass_at_k
+from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values, pass_at_k
 
 from .trial import UNKNOWN_CONDITION, TrialRecord
 

@@ -5,7 +5,7 @@ from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.planner import MissingTrials, PlannedTrial, plan_missing, plan_trials, trial_name
 from buzz_operator.sweep.rerun import select_reruns
-from buzz_operator.sweep.rollup import SweepRollup, pass_at_k, rollup
+from buzz_operator.sweep.rollup import SweepRollup, rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.status_conditions import sweep_conditions
 from buzz_operator.sweep.summary import TrialState, TrialSummary, summarize_trial
@@ -22,7 +22,6 @@ __all__ = [
     "build_trial_spec",
     "condition_drift",
     "next_sweep_status",
-    "pass_at_k",
     "plan_missing",
     "plan_trials",
     "rollup",

@@ -2,7 +2,7 @@
 
 The unsettled ones are kopf's (its index of BuzzTrials: few, bounded by the sweeps'
 parallelism and what is still being torn down); the settled ones are kept in columns
-(sweep/runtime_settled.py) and built as summaries only while they are read. A reconcile reads
+(sweep/drive/settled.py) and built as summaries only while they are read. A reconcile reads
 the sweep's trials a few times — to plan and tally, for summary.json when it is due, for a rerun
 or regrade — and each pass holds one summary at a time: a list of every trial on every tick
 was the largest thing a 100,000-trial sweep's reconcile allocated, and what a tick frees the

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from buzz_operator.api import labels
 from buzz_operator.api.naming import dns_label_prefix, label_value, sha256_hex
-from buzz_operator.trial.names import TRIAL_NAME_MAX, relay_trial_id
+from buzz_operator.api.trial_names import TRIAL_NAME_MAX, relay_trial_id
 
 SUFFIX_HEX = 10
 # "<prefix>-<10 hex>" must fit TRIAL_NAME_MAX, which leaves room for a pod's "-r<retry>".

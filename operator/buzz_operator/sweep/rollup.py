@@ -1,20 +1,13 @@
-"""Sweep-level figures from trial summaries: counts, mean reward, pass@k, cost.
-
-pass@k is the unbiased estimator of Chen et al. (2021) as Harbor computes it: per task, with
-n scored attempts of which c passed, pass@k = 1 − C(n−c, k) / C(n, k), averaged over the
-tasks that have at least k scored attempts. A trial passes when its reward is ≥ 1.0 (the
-verifiers' "fully solved"); partial rewards count toward the mean, not toward pass@k.
-"""
+"""Sweep-level figures from trial summaries: counts, mean reward, pass@k (scoring/passing.py),
+cost."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from math import comb
 
+from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values, pass_at_k
 from buzz_operator.sweep.summary import TrialState, TrialSummary
-
-PASS_THRESHOLD = 1.0
 
 
 @dataclass(frozen=True)
@@ -41,28 +34,6 @@ class SweepRollup:
     def finished(self) -> bool:
         """Every planned trial reached a terminal state."""
         return self.total > 0 and self.pending == 0 and self.running == 0
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Probability that at least one of k attempts drawn from n (c of them passing) passes."""
-    if not 0 <= c <= n:
-        raise ValueError(f"need 0 <= c <= n (n={n}, c={c})")
-    if not 1 <= k <= n:
-        raise ValueError(f"need 1 <= k <= n (n={n}, k={k})")
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def k_values(attempts: int) -> list[int]:
-    """1, 2, 4, … up to attempts, plus attempts itself: a handful of keys whatever k is."""
-    values = []
-    k = 1
-    while k < attempts:
-        values.append(k)
-        k *= 2
-    values.append(attempts)
-    return values
 
 
 class Tally:

@@ -35,7 +35,7 @@ def summary_due(trials: int, finished: bool, since_last_s: float | None) -> bool
 
 def summary_document(*, trials: Sequence[TrialSummary], **head: Any) -> dict[str, Any]:
     """The whole document at once, from summary_head's keywords; summary_head and trial_line are
-    its parts, for a writer that streams the trials (runtime_store.write_summary)."""
+    its parts, for a writer that streams the trials (drive/documents.write_summary)."""
     return {**summary_head(trials=trials, **head), "trials": [trial_line(t) for t in sorted(trials, key=lambda t: t.name)]}
 
 

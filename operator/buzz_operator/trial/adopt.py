@@ -23,7 +23,7 @@ from buzz_operator.api.trial import (
     Tokens,
 )
 from buzz_operator.ledger.harbor_errors import recorded_reason
-from buzz_operator.trial.failures import classify_reason, failure_outcome
+from buzz_operator.scoring.failures import classify_reason, failure_outcome
 from buzz_operator.trial.state import FAILED, RELEASED
 
 TIMEOUT_EXCEPTION = "AgentTimeoutError"

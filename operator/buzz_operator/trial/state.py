@@ -8,7 +8,7 @@ StepFailure; these functions turn "status so far + that report" into the next st
 and a fact only applies in the phase that produced it, re-running a step after an operator
 restart either repeats idempotent work or is refused here — it can never apply twice.
 
-Failures follow their class (trial/failures.py):
+Failures follow their class (scoring/failures.py):
 - infra before the task's results exist (Pending…Running): a fresh try after backoff, up
   to retry.maxRetries; the failed try is appended to status.attempts.
 - infra after the run (Collecting, Grading, Bundling): the same step again after backoff
@@ -41,9 +41,9 @@ from buzz_operator.api.trial import (
     PhaseTimes,
     Tokens,
 )
+from buzz_operator.scoring.failures import StepFailure, classify_reason, failure_outcome
 from buzz_operator.trial import secret_findings
 from buzz_operator.trial.backoff import retry_delay
-from buzz_operator.trial.failures import StepFailure, classify_reason, failure_outcome
 from buzz_operator.trial.secret_findings import SecretFindings
 
 CORRIDOR = (

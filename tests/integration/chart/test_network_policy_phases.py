@@ -6,10 +6,10 @@ NetworkPolicies applied in a namespace with
   by pod selector), a package mirror (8080, `trialNetworkPolicy.grading.mirrors`), and an
   "outside" pod standing for the internet (its address is `trialNetworkPolicy.grading.internet`:
   the local stack reaches no real outside);
-- trial pods from the operator image carrying a trial pod's labels (trial/podspec.pod_labels).
+- trial pods from the operator image carrying a trial pod's labels (pod/trial_pod.pod_labels).
 
 While a pod's label says agents, it reaches the relay and the model Service and neither the
-mirror nor the outside; once trial/runtime_phase.relabel (the operator's own code) has switched
+mirror nor the outside; once trial/drive/egress_phase.relabel (the operator's own code) has switched
 it to grading — read back from the API — it reaches what its task's network allows and nothing
 of the agents phase: public the mirror and the outside, allowlist the mirror, no-network
 nothing. Nothing reaches a trial pod in either phase. The reachability is read by the canary's
@@ -24,9 +24,9 @@ from typing import Any
 from buzz_operator.api import labels as L
 from buzz_operator.dev import deploy_model
 from buzz_operator.kube.client import Kube
+from buzz_operator.pod.trial_pod import grading_labels, pod_labels
 from buzz_operator.preflight import probe
-from buzz_operator.trial.podspec import grading_labels, pod_labels
-from buzz_operator.trial.runtime_phase import relabel
+from buzz_operator.trial.drive.egress_phase import relabel
 
 from tests.integration.chart.conftest import apply, kubectl, kubectl_json
 from tests.integration.chart.test_network_policy import (  # noqa: F401  (namespace is a fixture)

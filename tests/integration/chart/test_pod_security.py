@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from buzz_operator.api.common import ImagePullPolicy
 from buzz_operator.api.trial import BuzzTrialSpec, TrialDeadlines, TrialResources
-from buzz_operator.trial.podspec import build_trial_pod
+from buzz_operator.pod.trial_pod import build_trial_pod
 
 from tests.support.cluster import OPERATOR_NAMESPACE_LABELS, TRIAL_NAMESPACE_LABELS, create_namespace
 from tests.unit.chart.chartlib import SELF_CONTAINED, of_kind, pod_specs, render

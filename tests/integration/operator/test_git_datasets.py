@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from buzz_operator.api.sweep import DatasetSource
 from buzz_operator.dataset import load_dataset, load_task
-from buzz_operator.inputs import git_datasets, git_fetch
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.inputs.fetch import git, git_datasets
 from kopf.testing import KopfRunner
 
 from tests.support import git_server
@@ -102,11 +102,11 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     cache = tmp_path / "cache"
     expected = {name: load_task(work / "tasks" / name).digest for name in ("hello-a", "hello-b")}
 
-    before, started = git_fetch.fetch_count(), time.monotonic()
+    before, started = git.fetch_count(), time.monotonic()
     by_url = await git_datasets.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
                                                   cache)
     fetch_s = time.monotonic() - started
-    assert git_fetch.fetch_count() == before + 1  # both tasks share one commit: one fetch
+    assert git.fetch_count() == before + 1  # both tasks share one commit: one fetch
     assert {t.name: t.digest for t in load_dataset(by_url.path)} == expected
     assert by_url.name == "tb-mini"
     assert by_url.origins["hello-a"] == {"path": "tasks/hello-a", "git_url": server.repo_url(REPO),
@@ -116,10 +116,10 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     by_map = await git_datasets.load_registry(kube, namespace, registry("tb-mini", configMapRef={"name": "tb-registry"}),
                                                   cache)
     cached_s = time.monotonic() - started
-    assert git_fetch.fetch_count() == before + 1 and by_map == by_url  # 1.0 is Harbor's pick, from the cache
+    assert git.fetch_count() == before + 1 and by_map == by_url  # 1.0 is Harbor's pick, from the cache
     older = await git_datasets.load_registry(kube, namespace, registry("tb-mini@0.9", url=served["registry_url"]),
                                                  cache)
-    assert [t.name for t in load_dataset(older.path)] == ["hello-a"] and git_fetch.fetch_count() == before + 1
+    assert [t.name for t in load_dataset(older.path)] == ["hello-a"] and git.fetch_count() == before + 1
 
     head = await git_datasets.load_package(package(f"{REPO}@main", gitBase=server.git_base), cache)
     assert {t.name for t in load_dataset(head.path)} == {"hello-a", "hello-b"}
@@ -133,7 +133,7 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
 
     # refusals: as soon as the registry is read (no git fetch), naming the field
     # and what exists
-    before = git_fetch.fetch_count()
+    before = git.fetch_count()
     message = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mnii@1.0", configMapRef={"name": "tb-registry"}), cache))
     assert message == ("spec.dataset.registry.name: no dataset 'tb-mnii' in ConfigMap tb-registry key registry.json; "
@@ -142,7 +142,7 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
         kube, namespace, registry("tb-mini@2.0", url=served["registry_url"]), cache))
     assert message.startswith("spec.dataset.registry.name: dataset 'tb-mini' has no version '2.0'")
     assert message.endswith("its versions: 0.9, 1.0"), message
-    assert git_fetch.fetch_count() == before
+    assert git.fetch_count() == before
     message = await refused(git_datasets.load_package(package(f"{REPO}@v9", gitBase=server.git_base), cache))
     assert message == (f"spec.dataset.package.name: {server.repo_url(REPO)} has no ref 'v9'; branches: main; "
                        "tags: none"), message
@@ -167,7 +167,7 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
     assert "no git repository there" in message and message.startswith("spec.dataset.package.gitBase:"), message
 
     # blob-less, as Harbor's clone: the commit's trees first, then only the asked folder's files
-    with git_fetch.Fetched(server.repo_url(REPO), commit) as fetched:
+    with git.Fetched(server.repo_url(REPO), commit) as fetched:
         def blobs() -> int:
             return sum(1 for sha in fetched.repo.object_store if fetched.repo.object_store[sha].type_name == b"blob")
 
@@ -177,10 +177,10 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
 
     # the cache: with the repository gone from the server the pinned registry still resolves, fetching nothing
     server.delete_repo(REPO, namespace, "git-server")
-    fetches = git_fetch.fetch_count()
+    fetches = git.fetch_count()
     again = await git_datasets.load_registry(kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]),
                                                  cache)
-    assert again == by_url and git_fetch.fetch_count() == fetches
+    assert again == by_url and git.fetch_count() == fetches
     message = await refused(git_datasets.load_registry(
         kube, namespace, registry("tb-mini@1.0", url=served["registry_url"]), tmp_path / "cold"))
     assert message.startswith("spec.dataset.registry: cannot fetch commit") and server.repo_url(REPO) in message
@@ -255,7 +255,7 @@ def test_the_operator_image_fetches_without_git(namespace, served) -> None:  # t
 
     hack("images.sh", "build", "operator")
     url = served["server"].repo_url(REPO)
-    script = ("import shutil\nfrom buzz_operator.inputs.git_fetch import Fetched\n"
+    script = ("import shutil\nfrom buzz_operator.inputs.fetch.git import Fetched\n"
               f"with Fetched({url!r}, {served['commit']!r}) as f:\n"
               "    print(shutil.which('git'), sorted(f.folders_with('tasks', 'task.toml')), len(f.files('tasks/hello-a')))")
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fetch", "namespace": namespace},

@@ -10,18 +10,18 @@ import asyncpg
 from buzz_operator.api import labels
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.api.trial_names import relay_trial_id
 from buzz_operator.condition import ExperimentManifest, plan_seats
-from buzz_operator.inputs.datasets import load_tasks
-from buzz_operator.janitor import reaper
+from buzz_operator.inputs.fetch.datasets import load_tasks
+from buzz_operator.janitor.drive import reaper
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.resources import SWEEPS
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
+from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.runtime import DEFAULT_STACK
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
-from buzz_operator.trial.names import relay_trial_id
 from kubernetes_asyncio.client import CustomObjectsApi
 
 from .conftest import ROOT

@@ -19,13 +19,14 @@ from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.dev import deploy_model, deploy_relay
-from buzz_operator.inputs.datasets import load_tasks
+from buzz_operator.inputs.fetch.datasets import load_tasks
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
-from buzz_operator.preflight import canary, checks, runner
+from buzz_operator.preflight import canary, checks
+from buzz_operator.preflight.drive import runner
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
-from buzz_operator.sweep.runtime import DEFAULT_STACK
+from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
 
 from tests.support.cluster import kubectl
 from tests.unit.chart.chartlib import render

@@ -4,7 +4,7 @@ pull anonymously and say nothing), and a canary that lists a real registry Secre
 
 The local stack has no registry, so no pull actually authenticates here (every image is
 imported into the node and the sweeps pull with `Never`); that the trial, regrade and canary pods
-carry the Secrets is in tests/unit/trial/test_podspec.py."""
+carry the Secrets is in tests/unit/pod/test_trial_pod.py."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from typing import Any
 
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ExperimentManifest
-from buzz_operator.inputs.datasets import load_tasks
+from buzz_operator.inputs.fetch.datasets import load_tasks
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.client import Kube
-from buzz_operator.preflight import checks, runner
+from buzz_operator.preflight import checks
+from buzz_operator.preflight.drive import runner
 from buzz_operator.storage.url import open_store
-from buzz_operator.sweep.runtime import DEFAULT_STACK
+from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
 
 
 async def _checks(kube: Kube, namespace: str, body: dict[str, Any], store_url: str) -> dict[str, checks.CheckResult]:

@@ -85,7 +85,7 @@ async def test_an_escaped_error_lands_in_status_and_events_then_clears(  # type:
     """Whatever a reconcile raises that nobody classified (here: a planted bug whose text holds a
     DSN password and a hex key) is Ready=False with its type and scrubbed text, and a Warning
     Event; once the reconcile works again, Ready turns True."""
-    from buzz_operator.sweep import runtime as sweep_runtime
+    from buzz_operator.sweep.drive import reconcile as sweep_runtime
 
     real, broken = sweep_runtime.reconcile, {"on": True}
     leaked = f"postgresql://relay:hunter2-{namespace}@10.0.0.1/relay key {'cd' * 32}"

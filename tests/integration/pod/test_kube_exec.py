@@ -103,7 +103,7 @@ async def test_tar_upload_and_download(kube: Kube, namespace: str, shell_pod: st
 
 
 async def test_unpack_then_run_in_one_exec(kube: Kube, namespace: str, shell_pod: str) -> None:
-    """What runtime_io.upload_then sends: the files unpacked, then the script that reads them."""
+    """What pod_exec.upload_then sends: the files unpacked, then the script that reads them."""
     files = {"run.sh": (b"#!/bin/sh\necho ran $(cat /tmp/then/data.txt)\n", 0o755), "data.txt": b"payload"}
     script = tar.unpack_script("/tmp/then", then_exit=True) + "/tmp/then/run.sh"
     ran = await kexec.run(kube, namespace, shell_pod, "task", script, stdin=tar.pack(files), timeout_s=30)

@@ -28,16 +28,16 @@ from buzz_operator.kube import exec as kexec
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.objects import create_pod
 from buzz_operator.kube.pods import wait_running
-from buzz_operator.trial import launch_script, runtime_shell
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.podspec import build_trial_pod
-from buzz_operator.trial.stack_install import (
+from buzz_operator.pod import launch_script, shell
+from buzz_operator.pod.stack_install import (
     IMAGE_ROOT,
     READ_MANIFEST,
     SPRIG_LINKS,
     parse_manifest,
     read_manifest_command,
 )
+from buzz_operator.pod.trial_pod import build_trial_pod
+from buzz_operator.scoring.failures import StepFailure
 
 ROOT = Path(__file__).resolve().parents[3]
 # prints the name it was run as: what a multicall binary dispatches on
@@ -152,7 +152,7 @@ async def test_mount_image_refuses_a_folder_layout_on_a_sprig_image_in_the_launc
     await _trial_pod(kube, namespace, name, stack, make_trial_spec)
     state = await wait_running(kube, namespace, name, timeout_s=120)
     assert state.ready, state  # nothing is installed before the launch
-    result = await kexec.run(kube, namespace, name, "task", runtime_shell.prepare_pod(read_manifest_command(stack)),
+    result = await kexec.run(kube, namespace, name, "task", shell.prepare_pod(read_manifest_command(stack)),
                              timeout_s=30)
     with pytest.raises(StepFailure) as caught:
         launch_script.parse(result.text(), result.exit_code, ["solo-1"], relay_ca=False)

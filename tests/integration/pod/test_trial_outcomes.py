@@ -18,9 +18,9 @@ from buzz_operator.api.trial import BuzzTrialSpec, BuzzTrialStatus, Phase
 from buzz_operator.condition import ExperimentManifest
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
-from buzz_operator.trial.runtime import drive
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.driver import drive
+from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import TERMINAL, status_patch
 
 

@@ -30,9 +30,9 @@ from buzz_operator.kube import tar
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.objects import create_pod, service_target
 from buzz_operator.kube.pods import wait_running
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
 
 ROOT = Path(__file__).resolve().parents[3]
 RELAY_URL = "ws://localhost:3600"

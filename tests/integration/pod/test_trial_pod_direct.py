@@ -34,10 +34,10 @@ from buzz_operator.kube import tar
 from buzz_operator.kube.client import Kube
 from buzz_operator.kube.objects import create_pod, service_target
 from buzz_operator.kube.pods import wait_running
+from buzz_operator.pod.relay_ca import INSTALL_RELAY_CA, RELAY_CA_NAME
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
 from buzz_operator.relay.tenant import await_healthy, provision
 from buzz_operator.relay.tenant_models import RelayTarget, TenantRequest
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
-from buzz_operator.trial.runtime_relay_ca import INSTALL_RELAY_CA, RELAY_CA_NAME
 
 from tests.integration.pod.test_trial_pod import create_trial
 from tests.support.direct_relay import deploy_clusterip_relay, host_tls_relay

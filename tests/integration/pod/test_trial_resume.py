@@ -16,8 +16,8 @@ from buzz_operator.condition.paths import REMOTE_BIN
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube, connect
-from buzz_operator.trial.runtime import drive, step_once
-from buzz_operator.trial.runtime_setup import load_context
+from buzz_operator.trial.drive.driver import drive, step_once
+from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import status_patch
 from buzz_operator.trial.steps import bundle as bundle_step
 

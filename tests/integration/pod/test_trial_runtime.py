@@ -17,9 +17,9 @@ from buzz_operator.condition import ExperimentManifest
 from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
-from buzz_operator.trial.runtime import drive
-from buzz_operator.trial.runtime_setup import load_context
-from buzz_operator.trial.stack_install import IMAGE_ROOT
+from buzz_operator.pod.stack_install import IMAGE_ROOT
+from buzz_operator.trial.drive.driver import drive
+from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import status_patch
 
 ROOT = Path(__file__).resolve().parents[3]

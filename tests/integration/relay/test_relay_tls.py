@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from buzz_operator.dev.relay import RelayConfig, serve
 from buzz_operator.dev.stack.build import build_stack
+from buzz_operator.pod.relay_ca import RELAY_CA_NAME, combine_script
 from buzz_operator.relay import tenant
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.relay.tenant_models import ProvisioningError, RelayTarget
-from buzz_operator.trial.runtime_relay_ca import RELAY_CA_NAME, combine_script
 
 from tests.support.ports import free_port
 from tests.support.private_ca import PrivateCA, make_private_ca

@@ -156,7 +156,7 @@ async def test_a_wrong_secret_key_is_refused_by_the_server_and_named(s3_server: 
     and preflight names the Secret that holds them."""
     from buzz_operator.api.sweep import BuzzSweepSpec
     from buzz_operator.preflight import checks
-    from buzz_operator.preflight.runner import check_storage
+    from buzz_operator.preflight.drive.runner import check_storage
     from buzz_operator.storage import CredentialsRejected
 
     from tests.support.corpus import load_corpus

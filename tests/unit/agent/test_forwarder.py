@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from buzz_operator.dev import forwarder
-from buzz_operator.dev.forwarder import Forwarder, main, split_address
+from buzz_operator.relay import forwarder
+from buzz_operator.relay.forwarder import Forwarder, main, split_address
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 OPERATOR_DIR = Path(forwarder.__file__).resolve().parents[2]
@@ -173,7 +173,7 @@ def test_cli_reports_addr_in_use_then_forwards_once_released() -> None:
     holder.listen()
     port = holder.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "buzz_operator.dev.forwarder", f"127.0.0.1:{port}", "localhost:9"],
+        [sys.executable, "-m", "buzz_operator.relay.forwarder", f"127.0.0.1:{port}", "localhost:9"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(OPERATOR_DIR)},
     )
@@ -203,7 +203,7 @@ def test_split_address() -> None:
 def test_the_command_starts_without_asyncio() -> None:
     """The sidecar runs under a 100m CPU limit: importing asyncio (~110 ms of CPU) made it listen
     over a second after it started, after the agents first dialled (bench/trial.py)."""
-    probe = "import sys, buzz_operator.dev.forwarder; print(sorted(m for m in sys.modules if m.startswith('asyncio')))"
+    probe = "import sys, buzz_operator.relay.forwarder; print(sorted(m for m in sys.modules if m.startswith('asyncio')))"
     ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(OPERATOR_DIR)})
     assert ran.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ import pytest
 from buzz_operator.dev.stack.build import ENTRY_POINTS, INTERPRETER, build_stack
 
 AGENT_DIR = Path(__file__).resolve().parents[3] / "operator" / "buzz_operator" / "dev" / "agent"
-FORWARDER = AGENT_DIR.parent / "forwarder.py"
+FORWARDER = AGENT_DIR.parents[1] / "relay" / "forwarder.py"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.dev.stack.from_binaries import StackFolderError, main, stage
-from buzz_operator.trial.stack_install import SPRIG_LINKS
+from buzz_operator.pod.stack_install import SPRIG_LINKS
 
 PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from buzz_operator.api import escapes
 from buzz_operator.inputs.errors import InputError
-from buzz_operator.trial.failures import StepFailure
+from buzz_operator.scoring.failures import StepFailure
 from kubernetes_asyncio.client.exceptions import ApiException
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)

@@ -18,8 +18,8 @@ from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.kube.secret_reads import SecretReads
 from buzz_operator.observability.events import Event, escaped, trial_events
-from buzz_operator.trial import runtime
-from buzz_operator.trial.failures import StepFailure
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive import driver
 from buzz_operator.trial.state import begin, fail
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
@@ -101,13 +101,13 @@ class _Kept(SecretReads):
 
 @pytest.mark.parametrize("kind", list(NEEDLES))
 def test_a_trial_steps_failure_loses_what_its_drive_read(kind: str) -> None:
-    """The step's failure goes through trial/runtime.py `_failed`, which knows the keys the drive
+    """The step's failure goes through trial/drive/driver.py `_failed`, which knows the keys the drive
     read, then into the status (its shapes scrubbed again there) and the Events built from it."""
     ctx = SimpleNamespace(name="t-0001", secret_reads=_Kept({"api-key": LITERALS["model-api-key"],
                                                              "auth-tag": LITERALS["auth-tag"]}),
                           spec=SimpleNamespace(retry=RetryPolicy(max_retries=0)))
     status = begin(BuzzTrialStatus(), NOW).model_copy(update={"phase": Phase.COLLECTING})
     failure = StepFailure("VerifierFailed", f"exec stderr: curl -H 'x-key: {NEEDLES[kind]}' failed")
-    new = asyncio.run(runtime._failed(ctx, status, failure))  # type: ignore[arg-type]
+    new = asyncio.run(driver._failed(ctx, status, failure))  # type: ignore[arg-type]
     assert not shown(json.dumps(new.model_dump(mode="json")), kind)
     assert all(not shown(event.message, kind) for event in trial_events(status, new))

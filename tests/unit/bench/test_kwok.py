@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
 from buzz_operator.api.trial import BuzzTrialSpec
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
 from node import parse_quantity, pod_requests
 from pod_path import KWOK_SELECTOR, KWOK_TOLERATION, on_fake_nodes
 

@@ -347,9 +347,9 @@ def test_grading_policies_select_disjoint_phases_by_the_tasks_network() -> None:
     a grading pod always by the deny-all base, then by the mirrors (public, allowlist) and the
     internet (public) by its network label."""
     from buzz_operator.api import labels as L
-    from buzz_operator.trial.podspec import NETWORKS, build_grading_pod, grading_labels, pod_labels
+    from buzz_operator.pod.trial_pod import NETWORKS, build_grading_pod, grading_labels, pod_labels
 
-    from tests.unit.trial.test_podspec import _spec as trial_spec
+    from tests.unit.pod.test_trial_pod import _spec as trial_spec
 
     values = {"trialNetworkPolicy": {"grading": {
         "mirrors": [{"podSelector": {"app": "pypi-mirror"}, "ports": [8080]}],
@@ -396,7 +396,7 @@ def test_the_default_grading_phase_reaches_the_internet_for_public_tasks_only() 
 
 
 def test_trial_pods_match_the_policy_selector() -> None:
-    from buzz_operator.trial.podspec import pod_labels
+    from buzz_operator.pod.trial_pod import pod_labels
 
     assert selects(policies_by_name(render())[""], pod_labels({}, "t1", 0))
 

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 from buzz_operator.api.trial import TrialDeadlines
 from buzz_operator.dataset import load_task
+from buzz_operator.pod.shell import run_verifier
+from buzz_operator.pod.trial_pod import grading_network
 from buzz_operator.sweep.trialspec import trial_resources
 from buzz_operator.trial.deadlines import MANIFEST, TASK, step_deadlines
-from buzz_operator.trial.podspec import grading_network
-from buzz_operator.trial.runtime_shell import run_verifier
 
 from tests.unit.dataset.task_factory import make_task
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.dataset import load_dataset, load_task
-from buzz_operator.inputs.datasets import config_map_files, materialize_config_map, materialize_prefix
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.inputs.fetch.datasets import config_map_files, materialize_config_map, materialize_prefix
 from buzz_operator.storage.file_store import FileStore
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""inputs/git_fetch.py on a repository on local disk (dulwich's local transport; the smart-HTTP
+"""inputs/fetch/git.py on a repository on local disk (dulwich's local transport; the smart-HTTP
 path runs against a real git server in tests/integration/operator/test_git_datasets.py): a task
 folder's files come back as bytes, and a tree entry no checkout would write, a symlink, a
 missing folder are refused naming them."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from buzz_operator.inputs import git_fetch
+from buzz_operator.inputs.fetch import git
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
@@ -41,13 +41,13 @@ def commit_of(repo_dir: Path, entries: dict[bytes, tuple[int, bytes]]) -> str:
 
 def test_a_folder_comes_back_as_its_files(tmp_path: Path) -> None:
     sha = commit_of(tmp_path / "r.git", {b"task.toml": (0o100644, b"x"), b"run.sh": (0o100755, b"echo")})
-    with git_fetch.Fetched(str(tmp_path / "r.git"), sha) as fetched:
+    with git.Fetched(str(tmp_path / "r.git"), sha) as fetched:
         assert fetched.folders_with("tasks", "task.toml") == ["t"]
         assert fetched.files("tasks/t") == {"task.toml": b"x", "run.sh": b"echo"}
         assert fetched.read_file("tasks/t/task.toml") == b"x" and fetched.read_file("tasks/none") is None
-        with pytest.raises(git_fetch.NoSuchFolder, match="has no folder 'tasks/u'"):
+        with pytest.raises(git.NoSuchFolder, match="has no folder 'tasks/u'"):
             fetched.files("tasks/u")
-    assert git_fetch.remote_refs(str(tmp_path / "r.git"))["refs/heads/main"] == sha
+    assert git.remote_refs(str(tmp_path / "r.git"))["refs/heads/main"] == sha
 
 
 @pytest.mark.parametrize("name, mode, message", [
@@ -56,7 +56,7 @@ def test_a_folder_comes_back_as_its_files(tmp_path: Path) -> None:
 ])
 def test_entries_no_checkout_would_write_are_refused(tmp_path: Path, name: bytes, mode: int, message: str) -> None:
     sha = commit_of(tmp_path / "r.git", {b"task.toml": (0o100644, b"x"), name: (mode, b"../../etc/passwd")})
-    with git_fetch.Fetched(str(tmp_path / "r.git"), sha) as fetched, pytest.raises(git_fetch.GitError, match=message):
+    with git.Fetched(str(tmp_path / "r.git"), sha) as fetched, pytest.raises(git.GitError, match=message):
         fetched.files("tasks/t")
 
 
@@ -73,12 +73,12 @@ def test_a_task_folder_named_dot_dot_is_refused(tmp_path: Path) -> None:
     for obj in (marker, task, tasks, root, commit):
         repo.object_store.add_object(obj)
     repo.close()
-    with git_fetch.Fetched(str(tmp_path / "r.git"), commit.id.decode()) as fetched, \
-            pytest.raises(git_fetch.GitError, match=r"tree entry tasks/'\.\.'"):
+    with git.Fetched(str(tmp_path / "r.git"), commit.id.decode()) as fetched, \
+            pytest.raises(git.GitError, match=r"tree entry tasks/'\.\.'"):
         fetched.folders_with("tasks", "task.toml")
 
 
 def test_an_absent_commit_names_the_remote(tmp_path: Path) -> None:
     commit_of(tmp_path / "r.git", {b"task.toml": (0o100644, b"x")})
-    with pytest.raises(git_fetch.GitError, match=f"cannot fetch commit {'0' * 40} from {tmp_path}/r.git"):
-        git_fetch.Fetched(str(tmp_path / "r.git"), "0" * 40)
+    with pytest.raises(git.GitError, match=f"cannot fetch commit {'0' * 40} from {tmp_path}/r.git"):
+        git.Fetched(str(tmp_path / "r.git"), "0" * 40)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from buzz_operator.api import labels
+from buzz_operator.api.trial_names import relay_trial_id
 from buzz_operator.janitor import orphans
 from buzz_operator.janitor.orphans import LiveTrial
-from buzz_operator.trial.names import relay_trial_id
 
 
 def obj(name: str, trial: str | None, owner_uid: str | None = None, deleting: bool = False) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from buzz_operator.ledger.harbor_errors import (
     recorded_reason,
 )
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
-from buzz_operator.trial.failures import classify_reason
+from buzz_operator.scoring.failures import classify_reason
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 # Harbor 0.25.0's error policy table (harbor.models.trial.error_policy), the names used here

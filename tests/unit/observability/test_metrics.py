@@ -7,7 +7,7 @@ from typing import Any
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability import metrics
 from buzz_operator.observability.metrics import REGISTRY, Snapshot
-from buzz_operator.sweep.runtime_settled import SettledTrials
+from buzz_operator.sweep.drive.settled import SettledTrials
 from prometheus_client import generate_latest
 
 from tests.unit.observability.conftest import at, trial_body

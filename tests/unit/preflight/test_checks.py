@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from buzz_operator.api import labels as L
 from buzz_operator.api.stack import StackLayout, StackMount, StackSource
-from buzz_operator.preflight import canary, checks
-from buzz_operator.preflight.checks import Verdict
-from buzz_operator.trial.podbase import RESTRICTED_SECURITY_CONTEXT
-from buzz_operator.trial.podspec import (
+from buzz_operator.pod.base import RESTRICTED_SECURITY_CONTEXT
+from buzz_operator.pod.stack_install import render_manifest
+from buzz_operator.pod.trial_pod import (
     LOGS_MOUNT,
     LOGS_VOLUME,
     pod_labels,
@@ -19,7 +18,8 @@ from buzz_operator.trial.podspec import (
     stack_mounts,
     stack_volumes,
 )
-from buzz_operator.trial.stack_install import render_manifest
+from buzz_operator.preflight import canary, checks
+from buzz_operator.preflight.checks import Verdict
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -162,7 +162,7 @@ def test_the_canary_carries_a_trial_pods_policy_labels_and_no_trial_label() -> N
 
 
 def test_a_failed_image_names_its_spec_field() -> None:
-    from buzz_operator.preflight.runner import image_field
+    from buzz_operator.preflight.drive.runner import image_field
 
     assert image_field("stack: ErrImageNeverPull: Container image ...") == "spec.stack"
     assert image_field("stack: ErrImageNeverPull: Container image ...", "spec.stackImage") == "spec.stackImage"

@@ -10,7 +10,7 @@ from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.dataset import load_task
 from buzz_operator.preflight import checks
-from buzz_operator.preflight.runner import failed_image_detail, image_origins
+from buzz_operator.preflight.drive.runner import failed_image_detail, image_origins
 
 from tests.support.corpus import load_corpus
 from tests.unit.dataset.task_factory import make_task
@@ -79,7 +79,7 @@ def test_a_stack_that_refuses_its_layout_names_spec_stack(spec: BuzzSweepSpec) -
 
 
 def test_a_missing_runtime_class_names_spec_runtime_class_name(spec: BuzzSweepSpec) -> None:
-    from buzz_operator.preflight.runner import refused_pod_detail
+    from buzz_operator.preflight.drive.runner import refused_pod_detail
 
     gvisor = spec.model_copy(update={"runtime_class_name": "gvisor"})
     body = ('{"kind":"Status","status":"Failure","message":"pods \\"preflight-x\\" is forbidden: pod rejected: '

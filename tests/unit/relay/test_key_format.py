@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from buzz_operator.api.common import SecretKeyRef
 from buzz_operator.inputs.errors import InputError
-from buzz_operator.inputs.resolve import dsn_problem, owner_key_hex
+from buzz_operator.inputs.fetch.resolve import dsn_problem, owner_key_hex
 from buzz_operator.relay.bech32 import encode_nsec
 from buzz_operator.relay.hosts import handshake_refusal, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER, KeyFormatError, Keypair, secret_key_hex

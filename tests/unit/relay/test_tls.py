@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from buzz_operator.pod.relay_ca import INSTALL_RELAY_CA, combine_script
 from buzz_operator.relay.tenant_models import RelayTarget
 from buzz_operator.relay.tls import MAX_BUNDLE_BYTES, ca_bundle_problem, client_context, describe_tls_failure
-from buzz_operator.trial.runtime_relay_ca import INSTALL_RELAY_CA, combine_script
 
 # A self-signed CA certificate made for these tests (its key was thrown away): public data only.
 TEST_CA = """-----BEGIN CERTIFICATE-----

@@ -35,10 +35,10 @@ from buzz_operator.ledger import (
 )
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
+from buzz_operator.pod.stack_install import manifest_digest
 from buzz_operator.relay.evidence import normalize_message, transcript_from_evidence
 from buzz_operator.storage import FileStore, upload_bundle
 from buzz_operator.sweep.lock import sweep_config as operator_sweep_config
-from buzz_operator.trial.stack_install import manifest_digest
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "manifests" / "standin-team.yaml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
-from buzz_operator.inputs import resolve
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.inputs.fetch import resolve
 from buzz_operator.storage.durability import EPHEMERAL_PATHS_ENV, ephemeral_paths, ephemeral_storage_problem
 
 POD = ("/tmp", "/work")

@@ -11,10 +11,10 @@ from pathlib import Path
 from buzz_operator.api.stack import StackDigests, StackLayout, StackSource
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import load_task
+from buzz_operator.pod.stack_install import manifest_digest
 from buzz_operator.storage.file_store import FileStore
+from buzz_operator.sweep.drive.documents import lock_digest, lock_storage
 from buzz_operator.sweep.lock import lock_drift, pinned_artifacts, sweep_config, sweep_lock
-from buzz_operator.sweep.runtime_store import lock_digest, lock_storage
-from buzz_operator.trial.stack_install import manifest_digest
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFEST = ExperimentManifest.load(REPO / "manifests" / "standin-oracle.yaml")

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 from buzz_operator.api.naming import is_dns_label, is_label_value
+from buzz_operator.api.trial_names import TRIAL_NAME_MAX, relay_trial_id
 from buzz_operator.sweep.planner import Existing, plan_missing, plan_trials, trial_name
-from buzz_operator.trial.names import TRIAL_NAME_MAX, relay_trial_id
 from hypothesis import given
 from hypothesis import strategies as st
 

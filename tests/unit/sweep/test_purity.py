@@ -1,34 +1,28 @@
-"""The pure rooms stay pure: importing them loads no client, network or framework module.
+"""The house's rule, checked on disk: a room's modules are pure, and its I/O lives in a subfolder
+named for it (docs/design.md#rooms).
 
-Every module of a pure room is covered, found on disk, so a new file is guarded the day it is
-added. In the rooms that also hold the edge (inputs, sweep, trial, preflight, janitor,
-observability) the I/O modules are named here with why; every other module of those rooms is
-held pure too.
-relay/, storage/, kube/, dev/, cli/ and handlers.py are the edge and are not held.
+- `drive/` — a room's driver: the sweep's reconcile, one trial's driver, the preflight canary's
+  runner, the janitor's reaper;
+- `steps/` — the trial corridor's steps, each talks to the pod, the relay or the store;
+- `fetch/` — inputs/ reading the cluster, the store and git.
+
+Every other module of a room is held pure, found by walking the folders, so a new file is guarded
+the day it is added and there is no list of exemptions to keep: a module that needs I/O moves
+into its room's I/O subfolder. Whole rooms left out, each because it *is* the edge: the adapters
+kube/, relay/ and storage/ (they translate an API), dev/ (the development stack) and cli/
+(buzzctl); handlers.py and main.py are not rooms.
 """
 
 from __future__ import annotations
 
 import json
-import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "buzz_operator"
-PURE_ROOMS = ("api", "condition", "dataset", "ledger", "results")
-# room → its modules that do I/O (the rest of the room is held pure)
-EDGE_MODULES = {
-    # reads ConfigMaps, Secrets, Services and the store; git_fetch dials git servers (dulwich)
-    "inputs": {"resolve", "datasets", "git_datasets", "git_fetch"},
-    "sweep": {"runtime", "runtime_store", "runtime_settled"},  # runtime_settled: a watch of settled trials
-    "trial": {"runtime", "runtime_context", "runtime_io", "runtime_keys", "runtime_phase", "runtime_relay_ca",
-              "runtime_setup",
-              "steps"},  # the corridor's steps (trial/steps/), each talks to the pod, relay or store
-    "preflight": {"runner"},  # creates the canary, dials the relay and Postgres
-    "janitor": {"reaper"},  # lists and deletes pods, Secrets and channels
-    "observability": {"logs"},  # kopf's logging integration
-}
+IO_FOLDERS = frozenset({"drive", "steps", "fetch"})
+EDGE_ROOMS = frozenset({"kube", "relay", "storage", "dev", "cli"})
 FORBIDDEN = (
     "kopf",
     "kubernetes_asyncio",
@@ -42,15 +36,25 @@ FORBIDDEN = (
 )
 
 
-def modules(room: str) -> list[str]:
-    return [f"buzz_operator.{room}", *(f"buzz_operator.{room}.{m.name}"
-                                       for m in pkgutil.iter_modules([str(PACKAGE / room)]))]
+def rooms() -> list[str]:
+    return sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def pure_modules() -> list[str]:
-    held = [name for room in PURE_ROOMS for name in modules(room)]
-    for room, edge in EDGE_MODULES.items():
-        held += [name for name in modules(room) if name.rsplit(".", 1)[-1] not in edge]
+    """Every module of every room but the edge rooms, less the I/O subfolders (at any depth)."""
+    held = []
+    for room in rooms():
+        if room in EDGE_ROOMS:
+            continue
+        for path in sorted((PACKAGE / room).rglob("*.py")):
+            inside = path.relative_to(PACKAGE / room).parts[:-1]
+            if not IO_FOLDERS & set(inside):
+                held.append(module_name(path))
     return held
 
 
@@ -61,7 +65,7 @@ def loaded_by(names: list[str]) -> list[str]:
     return [name for name in json.loads(done.stdout) if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
 
 
-def test_pure_rooms_import_nothing_impure() -> None:
+def test_pure_modules_import_nothing_impure() -> None:
     held = pure_modules()
     if offenders := loaded_by(held):
         # one interpreter per module only when something is wrong, to name who pulled it in
@@ -69,16 +73,20 @@ def test_pure_rooms_import_nothing_impure() -> None:
         raise AssertionError(f"{offenders} imported by {guilty}")
 
 
-def test_the_edge_modules_named_exist() -> None:
-    # a renamed or removed I/O module must leave this list, or it would exempt nothing
-    for room, edge in EDGE_MODULES.items():
-        present = {name.rsplit(".", 1)[-1] for name in modules(room)}
-        assert edge <= present, f"{room}: {sorted(edge - present)} no longer exist"
+def test_io_folders_sit_directly_in_a_room() -> None:
+    # An I/O folder deeper down would let a pure-looking path hide I/O; a room's drive/ or steps/
+    # is where a reader looks for it.
+    for room in rooms():
+        for folder in (PACKAGE / room).rglob("*"):
+            if folder.is_dir() and folder.name in IO_FOLDERS:
+                assert folder.parent == PACKAGE / room, f"{folder.relative_to(PACKAGE)} is not a room's I/O folder"
 
 
-def test_the_guard_covers_the_rooms_it_names() -> None:
+def test_the_guard_covers_every_room_it_does_not_name() -> None:
     held = set(pure_modules())
-    assert {"buzz_operator.trial.podspec", "buzz_operator.preflight.canary", "buzz_operator.sweep.planner",
-            "buzz_operator.dataset.registry", "buzz_operator.results.statistics",
-            "buzz_operator.inputs.errors"} <= held
-    assert "buzz_operator.inputs.git_fetch" not in held
+    assert {"buzz_operator.pod.trial_pod", "buzz_operator.preflight.canary", "buzz_operator.sweep.planner",
+            "buzz_operator.dataset.registry", "buzz_operator.results.statistics", "buzz_operator.scoring.failures",
+            "buzz_operator.trial.state", "buzz_operator.inputs.errors", "buzz_operator.observability.logs"} <= held
+    assert not {name for name in held if ".drive" in name or ".steps" in name or ".fetch" in name}
+    covered = {name.split(".")[1] for name in held}
+    assert covered | EDGE_ROOMS == set(rooms()), "a room is neither held pure nor named as the edge"

@@ -11,10 +11,10 @@ from buzz_operator.api.stack import StackLayout, StackSource
 from buzz_operator.api.validation import SpecError
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import load_task
+from buzz_operator.pod.trial_pod import build_trial_pod
+from buzz_operator.sweep.drive.reconcile import OperatorSettings
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.runtime import OperatorSettings
 from buzz_operator.sweep.trialspec import build_trial_spec
-from buzz_operator.trial.podspec import build_trial_pod
 
 REPO = Path(__file__).resolve().parents[3]
 TASK = load_task(REPO / "tasks" / "hello-file")

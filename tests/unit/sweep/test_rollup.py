@@ -5,7 +5,8 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from buzz_operator.sweep.rollup import k_values, pass_at_k, rollup, tally
+from buzz_operator.scoring.passing import k_values, pass_at_k
+from buzz_operator.sweep.rollup import rollup, tally
 from buzz_operator.sweep.summary import TrialState, TrialSummary
 from hypothesis import given
 from hypothesis import strategies as st

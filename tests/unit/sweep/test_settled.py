@@ -10,10 +10,10 @@ from typing import Any
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability import metrics
+from buzz_operator.sweep.drive.settled import Namespace, SettledTrials
 from buzz_operator.sweep.known import SweepTrials
-from buzz_operator.sweep.runtime_settled import Namespace, SettledTrials
 from buzz_operator.sweep.summary import TrialState, TrialSummary
-from buzz_operator.trial.runtime import regrade_wanted
+from buzz_operator.trial.drive.driver import regrade_wanted
 
 RELEASED = {"type": "Released", "status": "True", "reason": "Released", "message": "",
             "lastTransitionTime": "2026-12-02T00:00:00Z"}

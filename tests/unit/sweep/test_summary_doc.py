@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from buzz_operator.storage import StorageUnavailable
 from buzz_operator.storage.file_store import FileStore
-from buzz_operator.sweep import runtime_store
+from buzz_operator.sweep.drive import documents
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.summary import TrialState, TrialSummary
@@ -127,7 +127,7 @@ def test_the_streamed_text_is_the_document_json_writes_byte_for_byte() -> None:
 def test_write_summary_streams_to_the_store(tmp_path: Path) -> None:
     trials = [_trial(f"t{i:03d}-0", TrialState.SUCCEEDED, 1.0, 0.1) for i in range(250)][::-1]  # any order in
     store = FileStore(tmp_path)
-    url = asyncio.run(runtime_store.write_summary(store, "s", _head(trials), SweepTrials(trials).by_name()))
+    url = asyncio.run(documents.write_summary(store, "s", _head(trials), SweepTrials(trials).by_name()))
     assert url.endswith("/s/summary.json")
     assert asyncio.run(store.get("s/summary.json")).decode() == _expected(trials)
 
@@ -137,4 +137,4 @@ def test_a_summary_that_cannot_be_staged_locally_is_storage_away_not_a_crash(tmp
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
     trials = [_trial("a-0", TrialState.SUCCEEDED, 1.0)]
     with pytest.raises(StorageUnavailable, match=r"summary\.json staged under .*gone"):
-        asyncio.run(runtime_store.write_summary(FileStore(tmp_path / "store"), "s", _head(trials), trials))
+        asyncio.run(documents.write_summary(FileStore(tmp_path / "store"), "s", _head(trials), trials))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome, Phase
 from buzz_operator.sweep.summary import TrialState, is_scored, trial_state
 from buzz_operator.trial.adopt import adopted_status
-from buzz_operator.trial.runtime import settled
+from buzz_operator.trial.drive.driver import settled
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 URL = "file:///store/s/s-abc"

@@ -8,7 +8,7 @@ import pytest
 from buzz_operator.api.conditions import find_condition
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome, Phase
-from buzz_operator.trial.failures import StepFailure
+from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.trial.state import (
     Bundled,
     Collected,

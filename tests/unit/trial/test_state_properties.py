@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
-from buzz_operator.trial.failures import BROKEN_REASONS, INFRA_REASONS, OUTCOME_REASONS, StepFailure
+from buzz_operator.scoring.failures import BROKEN_REASONS, INFRA_REASONS, OUTCOME_REASONS, StepFailure
 from buzz_operator.trial.state import (
     TERMINAL,
     Bundled,

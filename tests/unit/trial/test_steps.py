@@ -9,7 +9,8 @@ import pkgutil
 from pathlib import Path
 
 from buzz_operator.api.trial import Phase
-from buzz_operator.trial import runtime, steps
+from buzz_operator.trial import steps
+from buzz_operator.trial.drive import driver
 
 STEPS_DIR = Path(steps.__file__).parent
 
@@ -46,6 +47,6 @@ def test_the_shared_helpers_import_no_step() -> None:
 
 
 def test_the_table_maps_each_corridor_phase_to_its_own_step_module() -> None:
-    mapped = {phase: fn.__module__.rsplit(".", 1)[-1] for phase, fn in runtime.STEPS.items()}
+    mapped = {phase: fn.__module__.rsplit(".", 1)[-1] for phase, fn in driver.STEPS.items()}
     assert mapped == {Phase.PROVISIONING: "provision", Phase.LAUNCHING: "launch", Phase.RUNNING: "run",
                       Phase.COLLECTING: "collect", Phase.GRADING: "grade", Phase.BUNDLING: "bundle"}

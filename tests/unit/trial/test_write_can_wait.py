@@ -20,8 +20,8 @@ import pytest
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Phase
 from buzz_operator.observability import metrics
-from buzz_operator.trial import runtime
-from buzz_operator.trial.failures import StepFailure
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive import driver
 from buzz_operator.trial.state import (
     RELEASED,
     Bundled,
@@ -95,9 +95,9 @@ def stand_in_corridor(monkeypatch: pytest.MonkeyPatch) -> list[Phase]:
     async def nothing(*_: Any) -> None:
         return None
 
-    monkeypatch.setattr(runtime, "STEPS", {phase: step(phase) for phase in FACTS})
-    monkeypatch.setattr(runtime, "_committed", nothing)
-    monkeypatch.setattr(runtime.teardown, "teardown", nothing)
+    monkeypatch.setattr(driver, "STEPS", {phase: step(phase) for phase in FACTS})
+    monkeypatch.setattr(driver, "_committed", nothing)
+    monkeypatch.setattr(driver.teardown, "teardown", nothing)
     return ran
 
 
@@ -152,8 +152,8 @@ async def test_a_finish_whose_teardown_fails_is_written_before_the_teardown_is_t
         if tries["n"] == 1:
             raise ConnectionError("relay down")
 
-    monkeypatch.setattr(runtime.teardown, "teardown", flaky_teardown)
-    monkeypatch.setattr(runtime, "TEARDOWN_RETRY_S", 0.0)
+    monkeypatch.setattr(driver.teardown, "teardown", flaky_teardown)
+    monkeypatch.setattr(driver, "TEARDOWN_RETRY_S", 0.0)
     writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]] = []
     await _drive(writes)
     finish, release = writes[-2][1], writes[-1][1]
@@ -172,4 +172,4 @@ async def _drive(writes: list[tuple[BuzzTrialStatus, BuzzTrialStatus]]) -> BuzzT
     async def write(old: BuzzTrialStatus, new: BuzzTrialStatus) -> None:
         writes.append((old, new))
 
-    return await runtime.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]
+    return await driver.drive(ctx, BuzzTrialStatus(), write)  # type: ignore[arg-type]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
-from buzz_operator.inputs import datasets, resolve
 from buzz_operator.inputs.errors import InputError
-from buzz_operator.sweep.runtime import validation_message
+from buzz_operator.inputs.fetch import datasets, resolve
+from buzz_operator.sweep.drive.reconcile import validation_message
 from pydantic import ValidationError
 
 from tests.support.corpus import load_corpus

@@ -26,18 +26,18 @@ from buzz_operator.api.escapes import classify
 from buzz_operator.api.relay import is_loopback_url
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.condition import ConditionError, check_endpoints
-from buzz_operator.inputs import datasets, resolve
 from buzz_operator.inputs.errors import InputError
+from buzz_operator.inputs.fetch import datasets, resolve
+from buzz_operator.pod.trial_pod import forwarder_listen_address, stack_container
 from buzz_operator.relay.bech32 import encode_nsec
 from buzz_operator.relay.hosts import handshake_refusal, relay_url_authority, relay_url_problem
 from buzz_operator.relay.nostr import SECP256K1_ORDER
 from buzz_operator.sweep.admission import admit
+from buzz_operator.sweep.drive.documents import lock_digest
+from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK, validation_message
 from buzz_operator.sweep.lock import sweep_lock
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.runtime import DEFAULT_STACK, validation_message
-from buzz_operator.sweep.runtime_store import lock_digest
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
-from buzz_operator.trial.podspec import forwarder_listen_address, stack_container
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError

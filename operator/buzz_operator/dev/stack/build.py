@@ -25,7 +25,7 @@ INTERPRETER = "/usr/bin/env python3"
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _DEV = Path(__file__).resolve().parents[1]
 AGENT_DIR = _DEV / "agent"
-FORWARDER = _DEV / "forwarder.py"
+FORWARDER = _DEV.parent / "relay" / "forwarder.py"  # the production sidecar, packed in as well
 
 # executable name -> (module, function)
 ENTRY_POINTS = {

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from buzz_operator.trial.stack_install import REQUIRED, SPRIG_LINKS, SPRIG_NAME
+from buzz_operator.pod.stack_install import REQUIRED, SPRIG_LINKS, SPRIG_NAME
 
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 # ELF e_machine of the architectures a node may run (the image is built for the host's)

@@ -1,6 +1,6 @@
 """The trial corridor, one module per step (docs/corridor.md): provision → launch → run →
 collect → grade → bundle, then teardown; regrade runs outside the corridor on a finished
-trial. trial/runtime.py's STEPS table is the map from phase to step.
+trial. trial/drive/driver.py's STEPS table is the map from phase to step.
 
 A step never imports another step. What several steps share lives beside them, and none is a
 step: `tenant` (the try's relay tenant, cached, with one error mapping), `stack` (the digests

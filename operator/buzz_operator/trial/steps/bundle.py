@@ -38,9 +38,11 @@ from buzz_operator.ledger.bundle import SUMMARY_FILE
 from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
+from buzz_operator.pod.shell import EVIDENCE_ERROR, STATE_DIR
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant import actor_secrets
 from buzz_operator.relay.tenant_models import TenantSecrets
+from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.storage import errors as storage_errors
 from buzz_operator.storage.bundle import bundle_store, upload_attempt, upload_bundle, write_quarantine_pointer
 from buzz_operator.storage.keys import join_key
@@ -55,11 +57,9 @@ from buzz_operator.storage.layout import (
 )
 from buzz_operator.storage.prefixed import PrefixedStore
 from buzz_operator.storage.store import ObjectStore
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import download_many, parse_facts
-from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_shell import EVIDENCE_ERROR, STATE_DIR
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.model_keys import read_api_keys
+from buzz_operator.trial.drive.pod_exec import download_many, parse_facts
 from buzz_operator.trial.secret_findings import findings_of, needs_quarantine
 from buzz_operator.trial.state import Bundled
 from buzz_operator.trial.steps.stack import installed_stack

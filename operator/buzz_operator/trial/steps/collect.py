@@ -13,20 +13,20 @@ from buzz_operator.api.trial import BuzzTrialStatus, FailureClass
 from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting
-from buzz_operator.relay.client import RelayError, RelayUnavailable
-from buzz_operator.relay.evidence import dumps_evidence, export_evidence
-from buzz_operator.relay.tenant_models import ProvisioningError
-from buzz_operator.trial import runtime_phase
-from buzz_operator.trial.failures import StepFailure, classify_reason
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import fact_files, record, upload_files, upload_then
-from buzz_operator.trial.runtime_shell import (
+from buzz_operator.pod.shell import (
     EVIDENCE_ERROR,
     INSTALL_VERIFIER_DEPS,
     STATE_DIR,
     VERIFIER_DEPS_WORDS,
     recording,
 )
+from buzz_operator.relay.client import RelayError, RelayUnavailable
+from buzz_operator.relay.evidence import dumps_evidence, export_evidence
+from buzz_operator.relay.tenant_models import ProvisioningError
+from buzz_operator.scoring.failures import StepFailure, classify_reason
+from buzz_operator.trial.drive import egress_phase
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.pod_exec import fact_files, record, upload_files, upload_then
 from buzz_operator.trial.state import Collected, Spend
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -82,7 +82,7 @@ def _rooted(path: str) -> str:
 
 async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
     pod = status.pod or ctx.pod(status.retries)
-    logs = await runtime_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
+    logs = await egress_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
     spend = account(ctx, logs)
     exported = await _export(ctx, status)
     error = exported if isinstance(exported, str) else None

@@ -4,7 +4,7 @@ worked, after collecting stopped them and installed the verifier's dependencies.
 from __future__ import annotations
 
 from buzz_operator.api.trial import BuzzTrialStatus
-from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.drive.context import TrialContext
 from buzz_operator.trial.state import Graded
 from buzz_operator.trial.steps.verifier import run_tests
 

@@ -1,6 +1,6 @@
 """Launching (docs/corridor.md#launch): the pod, the trust store, prompts, one buzz-acp per seat
 with the exact env, and readiness — all but the pod's start and late readiness rounds in one
-exec (trial/launch_script.py).
+exec (pod/launch_script.py).
 
 Idempotent: launching adopts an existing pod, re-uploads identical prompts and leaves a seat
 whose recorded pid is alive alone.
@@ -17,17 +17,18 @@ from buzz_operator.condition import agent_env, compose_system_prompt, remote_pro
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_ROOT
 from buzz_operator.kube import objects, tar
 from buzz_operator.kube.exec import env_prelude
-from buzz_operator.kube.pods import trial_status_reporter, wait_running
+from buzz_operator.kube.pods import wait_running
+from buzz_operator.pod import launch_script
+from buzz_operator.pod.relay_ca import RELAY_CA_NAME
+from buzz_operator.pod.shell import await_subscribed
+from buzz_operator.pod.stack_install import read_manifest_command
+from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
 from buzz_operator.relay.tenant_models import TenantHandle, TenantSecrets
-from buzz_operator.trial import launch_script
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.podspec import build_trial_pod, forwarder_listen_address
-from buzz_operator.trial.runtime_context import Redacted, TrialContext
-from buzz_operator.trial.runtime_io import sh
-from buzz_operator.trial.runtime_keys import read_api_keys
-from buzz_operator.trial.runtime_relay_ca import RELAY_CA_NAME
-from buzz_operator.trial.runtime_shell import await_subscribed
-from buzz_operator.trial.stack_install import read_manifest_command
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import Redacted, TrialContext
+from buzz_operator.trial.drive.model_keys import read_api_keys
+from buzz_operator.trial.drive.pod_exec import sh
+from buzz_operator.trial.drive.waiting import trial_status_reporter
 from buzz_operator.trial.state import Launched
 from buzz_operator.trial.steps.stack import digests_of
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
@@ -71,7 +72,7 @@ async def _start_pod(ctx: TrialContext, retry: int) -> str:
 
 def _files(ctx: TrialContext, handle: TenantHandle) -> dict[str, tuple[bytes, int]]:
     """What the launch exec unpacks into REMOTE_ROOT: every seat's composed prompt, and the
-    relay's private CA when spec.relay.caBundle names one (trial/runtime_relay_ca.py)."""
+    relay's private CA when spec.relay.caBundle names one (pod/relay_ca.py)."""
     seats, pubkeys = ctx.seats, {s.seat_id: s.pubkey for s in handle.seats}
     files = {}
     for seat in seats:
@@ -116,7 +117,7 @@ def _judge(line: str, waiting: list[str]) -> list[str]:
 
 async def _start_and_launch(ctx: TrialContext, pod: str, handle: TenantHandle, secrets: TenantSecrets,
                             keys: Redacted) -> StackDigests:
-    """The launch exec (trial/launch_script.py), then readiness rounds until every seat's logs
+    """The launch exec (pod/launch_script.py), then readiness rounds until every seat's logs
     say `subscribed to channel <id>`: within 60 s of the exec's start (docs/corridor.md#readiness)."""
     marker = f"subscribed to channel {handle.channel_id}"
     waiting = [s.seat_id for s in ctx.seats]

@@ -12,8 +12,8 @@ from buzz_operator.api import labels as label_keys
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.kube import objects
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext, secret_data
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import TrialContext, secret_data
 from buzz_operator.trial.state import Provisioned
 from buzz_operator.trial.steps.tenant import tenant_of
 
@@ -30,7 +30,7 @@ async def provision(ctx: TrialContext, status: BuzzTrialStatus) -> Provisioned:
     handle, secrets = await tenant_of(ctx, retry)
     name = ctx.secret(retry)
     body = objects.secret_body(
-        name, secret_data(secrets),  # seat keys only: API keys stay in the user's Secret (runtime_keys.py)
+        name, secret_data(secrets),  # seat keys only: API keys stay in the user's Secret (model_keys.py)
         labels={label_keys.TRIAL: ctx.name, label_keys.RETRY: str(retry),
                 label_keys.MANAGED_BY: label_keys.MANAGER},
         owner=owner_reference("BuzzTrial", ctx.name, ctx.uid),

@@ -20,15 +20,15 @@ from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, RegradeRecord
 from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import objects, tar
 from buzz_operator.kube.pods import wait_running
+from buzz_operator.pod.trial_pod import build_grading_pod, grading_network, grading_pod_name
+from buzz_operator.scoring.failures import StepFailure, classify_reason
 from buzz_operator.storage import ObjectNotFound, ObjectStore, StorageError
 from buzz_operator.storage.bundle import bundle_store
 from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import AGENT_DIR, VERIFIER_DIR, regrade_prefix, trial_prefix
 from buzz_operator.storage.prefixed import PrefixedStore
-from buzz_operator.trial.failures import StepFailure, classify_reason
-from buzz_operator.trial.podspec import build_grading_pod, grading_network, grading_pod_name
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import upload_files
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.pod_exec import upload_files
 from buzz_operator.trial.steps import verifier
 
 EVIDENCE_FILE = "buzz-evidence.json"

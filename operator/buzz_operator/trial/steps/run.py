@@ -1,7 +1,7 @@
 """The run (docs/corridor.md#run, docs/completion.md#what-is-watched, docs/corridor.md#stop): the task posted as the user with the orchestrator
 mention, the task's scripted messages right after it, completion awaited (docs/completion.md)
 bounded by the agent deadline, liveness probed meanwhile, then usage settled and every seat
-stopped for real (one exec: runtime_shell.settle_then_stop).
+stopped for real (one exec: shell.settle_then_stop).
 
 Completion is watched, never polled: DONE: through a live relay subscription, a solo seat's turns
 and delivery receipts by following its log stream (ledger/turn_log.py). A solo task with scripted
@@ -24,15 +24,15 @@ from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.condition.paths import remote_stderr_log, remote_stdout_log
 from buzz_operator.ledger import USAGE_MARKER
 from buzz_operator.ledger.turn_log import TurnLog
+from buzz_operator.pod.shell import STATE_DIR, STOP_ENV, seats_alive, settle_then_stop
 from buzz_operator.relay.client import RelayClient, RelayError
 from buzz_operator.relay.messages import KIND_MESSAGE, find_done, post_task, wait_for_done
 from buzz_operator.relay.scripted import ScriptedEvent, publish_scripted
 from buzz_operator.relay.tenant import actor_secrets, client_as, healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import SHORT_S, fact_files, follow, record, sh, upload_then
-from buzz_operator.trial.runtime_shell import STATE_DIR, STOP_ENV, seats_alive, settle_then_stop
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.pod_exec import SHORT_S, fact_files, follow, record, sh, upload_then
 from buzz_operator.trial.state import Ran
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -140,7 +140,7 @@ async def _relay_trouble(ctx: TrialContext, user: RelayClient) -> str | None:
 
 async def settle_and_stop(ctx: TrialContext, pod: str, finished: dict[str, Any]) -> None:
     """The run's end facts recorded, usage settled and every seat stopped, in one exec
-    (runtime_shell.settle_then_stop): survivors of SIGKILL are InternalError."""
+    (shell.settle_then_stop): survivors of SIGKILL are InternalError."""
     script = settle_then_stop([s.seat_id for s in ctx.seats], USAGE_MARKER, USAGE_SETTLE_S)
     result = await upload_then(ctx, pod, STATE_DIR, fact_files(finished), script, env=STOP_ENV,
                                timeout_s=USAGE_SETTLE_S + SHORT_S)

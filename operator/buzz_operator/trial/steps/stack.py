@@ -1,5 +1,5 @@
 """What stack a try's agents run: the digests the pod's stack init container wrote, read back
-from the task container (trial/stack_install.py writes and parses them).
+from the task container (pod/stack_install.py writes and parses them).
 
 Not a step: launch records them, and bundling reads them again when launch failed after the
 install.
@@ -8,10 +8,10 @@ install.
 from __future__ import annotations
 
 from buzz_operator.api.stack import StackDigests
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import sh
-from buzz_operator.trial.stack_install import READ_MANIFEST, ManifestError, parse_manifest
+from buzz_operator.pod.stack_install import READ_MANIFEST, ManifestError, parse_manifest
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.pod_exec import sh
 
 
 async def installed_stack(ctx: TrialContext, pod: str) -> StackDigests:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.kube import objects
-from buzz_operator.trial.runtime_context import TrialContext
+from buzz_operator.trial.drive.context import TrialContext
 from buzz_operator.trial.steps.tenant import archive
 
 

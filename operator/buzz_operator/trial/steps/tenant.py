@@ -23,8 +23,8 @@ from buzz_operator.relay.tenant_models import (
     TenantRequest,
     TenantSecrets,
 )
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext, secrets_from_data
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import TrialContext, secrets_from_data
 
 
 def tenant_request(ctx: TrialContext, retry: int) -> TenantRequest:

@@ -15,10 +15,10 @@ from pathlib import Path
 from buzz_operator.kube import tar
 from buzz_operator.ledger import read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
-from buzz_operator.trial.failures import StepFailure
-from buzz_operator.trial.runtime_context import TrialContext
-from buzz_operator.trial.runtime_io import stream_broken, upload_then
-from buzz_operator.trial.runtime_shell import VERIFIER_EXIT, run_verifier
+from buzz_operator.pod.shell import VERIFIER_EXIT, run_verifier
+from buzz_operator.scoring.failures import StepFailure
+from buzz_operator.trial.drive.context import TrialContext
+from buzz_operator.trial.drive.pod_exec import stream_broken, upload_then
 from buzz_operator.trial.state import Graded
 
 TESTS_DIR = "/tests"
@@ -39,7 +39,7 @@ async def run_tests(ctx: TrialContext, pod: str) -> Graded:
 
 async def verify(ctx: TrialContext, pod: str) -> tuple[Graded, dict[str, bytes]]:
     """The verifier run; its reward, and its output (/logs/verifier) by path, read in the same
-    exec (runtime_shell.run_verifier)."""
+    exec (shell.run_verifier)."""
     seconds = ctx.spec.deadlines.verifier_seconds
     try:  # tests/ copied in, run, and the output read back in one exec
         ran = await upload_then(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir),

@@ -1,0 +1,73 @@
+"""A trial pod's state as read from the API: running and ready for exec, or why not (the reason
+words of scoring/failures.py), so a stuck image pull surfaces at once instead of at the deadline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Waiting reasons that will not resolve by waiting longer.
+PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"})
+CRASHES = frozenset({"CrashLoopBackOff", "CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
+
+
+@dataclass(frozen=True)
+class PodState:
+    """`ready`: every container runs; otherwise `reason` (a failures.py word) if it is hopeless."""
+
+    ready: bool
+    reason: str | None = None
+    message: str = ""
+
+
+def _statuses(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    status = pod.get("status") or {}
+    return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+
+
+def _sidecar_names(pod: dict[str, Any]) -> set[str]:
+    """Native sidecars: init containers with restartPolicy Always, which must run as well."""
+    inits = ((pod.get("spec") or {}).get("initContainers")) or []
+    return {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
+
+
+def pod_state(pod: dict[str, Any] | None) -> PodState:
+    """Pure: classify a pod as read from the API."""
+    if pod is None:
+        return PodState(False, "PodDeleted", "the trial pod no longer exists")
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return PodState(False, "PodDeleted", "the trial pod is being deleted")
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    if status.get("reason") == "Evicted":
+        return PodState(False, "PodEvicted", status.get("message") or "evicted")
+    for container in _statuses(pod):
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        detail = f"{container.get('name')}: {reason}: {waiting.get('message') or ''}".rstrip(": ")
+        if reason in PULL_FAILURES:
+            return PodState(False, "ImagePullFailed", detail)
+        if reason in CRASHES:
+            return PodState(False, "ContainerCrashed", detail)
+        terminated = (container.get("state") or {}).get("terminated") or {}
+        if terminated and terminated.get("exitCode", 0) != 0:
+            # the last line of its termination message: the stack install says there why it
+            # refused the image (pod/stack_install.py)
+            said = ([line for line in str(terminated.get("message") or "").splitlines() if line.strip()] or [""])[-1]
+            return PodState(False, "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
+                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}"
+                            + (f": {said.strip()[:200]}" if said else ""))
+    if phase in ("Succeeded", "Failed"):
+        return PodState(False, "PodLost", f"the trial pod ended ({phase})")
+    if phase == "Running":
+        main = status.get("containerStatuses") or []
+        sidecars = _sidecar_names(pod)
+        running = [c for c in _statuses(pod) if c in main or c.get("name") in sidecars]
+        if main and len(running) == len(main) + len(sidecars) and all(
+            (c.get("state") or {}).get("running") for c in running
+        ):
+            return PodState(True)
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":
+            return PodState(False, None, condition.get("message") or "unschedulable")
+    return PodState(False)

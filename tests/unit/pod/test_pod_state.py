@@ -1,0 +1,49 @@
+"""pod_state over pods shaped as a current apiserver reports them, native sidecar included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from buzz_operator.pod.state import pod_state
+
+
+def _pod(forwarder: dict[str, Any], task: dict[str, Any], phase: str = "Running") -> dict[str, Any]:
+    return {
+        "metadata": {"name": "t-0"},
+        "spec": {
+            "initContainers": [{"name": "stack"}, {"name": "forwarder", "restartPolicy": "Always"}],
+            "containers": [{"name": "task"}],
+        },
+        "status": {
+            "phase": phase,
+            "initContainerStatuses": [
+                {"name": "stack", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                {"name": "forwarder", "state": forwarder},
+            ],
+            "containerStatuses": [{"name": "task", "state": task}],
+        },
+    }
+
+
+RUNNING = {"running": {"startedAt": "2026-12-01T00:00:00Z"}}
+
+
+def test_ready_when_the_task_and_the_sidecar_run() -> None:
+    assert pod_state(_pod(RUNNING, RUNNING)).ready
+
+
+def test_not_ready_while_the_sidecar_restarts() -> None:
+    state = pod_state(_pod({"waiting": {"reason": "PodInitializing"}}, RUNNING))
+    assert not state.ready and state.reason is None
+
+
+def test_a_crash_looping_sidecar_is_hopeless() -> None:
+    state = pod_state(_pod({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}, RUNNING))
+    assert state.reason == "ContainerCrashed" and "forwarder" in state.message
+
+
+def test_a_pod_without_sidecars_is_ready_on_its_main_containers() -> None:
+    pod = _pod(RUNNING, RUNNING)
+    pod["spec"]["initContainers"] = [{"name": "stack"}]
+    pod["status"]["initContainerStatuses"] = pod["status"]["initContainerStatuses"][:1]
+    assert pod_state(pod).ready

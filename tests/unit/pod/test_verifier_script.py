@@ -1,0 +1,49 @@
+"""Grading's exec (shell.run_verifier) run for real by `sh` on this host, with /tests
+and /logs moved under a temporary directory: the verifier's exit status on stderr, its output
+as a tar on stdout, whatever test.sh did."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from buzz_operator.kube import tar
+from buzz_operator.pod.shell import VERIFIER_EXIT, run_verifier
+
+
+def _run(tmp_path: Path, test_sh: str, timeout_s: int = 30, env: dict[str, str] | None = None
+         ) -> tuple[int, dict[str, bytes], list[str]]:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test.sh").write_text(test_sh)
+    script = run_verifier(timeout_s, env).replace("/tests/", f"{tmp_path}/tests/").replace("/logs/", f"{tmp_path}/logs/")
+    ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60, check=False)
+    files = tar.unpack(ran.stdout) if ran.stdout else {}
+    return ran.returncode, files, ran.stderr.decode().splitlines()
+
+
+def test_the_output_comes_back_as_a_tar_and_the_exit_on_stderr(tmp_path: Path) -> None:
+    code, files, said = _run(tmp_path, "echo graded; echo oops >&2; echo 1 > \"$(dirname \"$0\")/../logs/verifier/reward.txt\"\n")
+    assert code == 0
+    assert said == [f"{VERIFIER_EXIT}0"]
+    assert files["test-stdout.txt"] == b"graded\n" and files["test-stderr.txt"] == b"oops\n"
+    assert files["reward.txt"] == b"1\n"
+
+
+@pytest.mark.parametrize("status", [1, 3])
+def test_a_failing_verifier_still_returns_its_output(tmp_path: Path, status: int) -> None:
+    code, files, said = _run(tmp_path, f"echo failed; exit {status}\n")
+    assert code == 0  # the exec's status is the tar's; the verifier's is the marker's
+    assert said == [f"{VERIFIER_EXIT}{status}"]
+    assert files["test-stdout.txt"] == b"failed\n"
+
+
+def test_a_verifier_past_its_timeout_says_124(tmp_path: Path) -> None:
+    _, files, said = _run(tmp_path, "echo started; sleep 10\n", timeout_s=1)
+    assert said == [f"{VERIFIER_EXIT}124"]
+    assert files["test-stdout.txt"] == b"started\n"
+
+
+def test_the_verifier_env_reaches_test_sh(tmp_path: Path) -> None:
+    _, files, _ = _run(tmp_path, 'echo "$MODE"\n', env={"MODE": "strict mode"})
+    assert files["test-stdout.txt"] == b"strict mode\n"

@@ -55,7 +55,7 @@ import kopf
 from buzz_operator import handlers
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.preflight.canary import canary_name
-from buzz_operator.sweep.drive import reconcile as sweep_runtime
+from buzz_operator.sweep.drive import admit
 
 MEMORY_EVERY_S = 30
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -201,7 +201,7 @@ CREATING: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("cre
 def time_trial_creation() -> None:
     """Time spent creating trials (the wall time of a reconcile's creates, which run several at
     once), so a reconcile's own work can be told from the apiserver's."""
-    original = sweep_runtime._create_all
+    original = admit.create_all
 
     async def create_all(kube: Any, namespace: str, bodies: Any) -> None:
         began = time.perf_counter()
@@ -212,7 +212,7 @@ def time_trial_creation() -> None:
                 tally["ms"] += (time.perf_counter() - began) * 1000
                 tally["count"] += len(bodies)
 
-    sweep_runtime._create_all = create_all
+    admit.create_all = create_all
 
 
 def heap_by_type() -> dict[str, list[int]]:

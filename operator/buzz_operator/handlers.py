@@ -34,12 +34,13 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
 from buzz_operator.scoring.failures import StepFailure
-from buzz_operator.sweep.drive import reconcile as sweep_runtime
+from buzz_operator.sweep.drive import reconcile as sweep_reconcile  # a module: tests replace its reconcile
 from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
+from buzz_operator.sweep.settings import OperatorSettings
 from buzz_operator.sweep.status_conditions import ACCEPTED
 from buzz_operator.sweep.summary import TrialSummary, summarize_trial
-from buzz_operator.trial.drive import driver as trial_runtime
+from buzz_operator.trial.drive import driver as trial_driver
 from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import status_patch
 from buzz_operator.trial.steps import regrade as regrade_step
@@ -125,7 +126,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     memo.reporter = (settings.posting.reporting_component, settings.posting.reporting_instance)
     memo.inflight = InFlight()
     memo.kube = await kube_client.connect()
-    memo.settings = sweep_runtime.OperatorSettings.from_env(os.environ)
+    memo.settings = OperatorSettings.from_env(os.environ)
     memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
 
 
@@ -174,7 +175,7 @@ async def reconcile_sweep(
         watched_keys = [(t.namespace, t.name) for t in watched]
         metrics.SNAPSHOT.retain_trials(watched_keys)
         logs.retain_trials(watched_keys)
-        patch = await sweep_runtime.reconcile(memo.kube, body, watched, mine, memo.settings)
+        patch = await sweep_reconcile.reconcile(memo.kube, body, watched, mine, memo.settings)
         del mine
         patch = escapes.with_recovery(old, patch, _now(), generation=body.metadata.get("generation"))
         if patch:
@@ -205,7 +206,7 @@ async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> 
     then forgets it, and the settled trials' watch keeps its summary — kept here first, so no
     reconcile finds it in neither. Not while a regrade is still to run on it. A Ready=False an
     earlier failure to settle left is set True first: after the label no handler sees the trial."""
-    if trial_runtime.regrade_wanted(status, body.metadata.annotations) is not None:
+    if trial_driver.regrade_wanted(status, body.metadata.annotations) is not None:
         return
     if recovered := escapes.recovered_patch(status.to_api(), _now(), generation=body.metadata.get("generation")):
         await _patch_status(memo, body, TRIALS, recovered)
@@ -224,7 +225,7 @@ async def _settle(memo: kopf.Memo, body: kopf.Body, status: BuzzTrialStatus) -> 
 @_held
 async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
-    if trial_runtime.settled(status):
+    if trial_driver.settled(status):
         try:  # settled before this operator labelled it (a restart in between, or an older operator)
             await _settle(memo, body, status)
         except Exception as error:
@@ -247,7 +248,7 @@ async def drive_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         await _announce(memo, _plain(body))
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-        status = await trial_runtime.drive(ctx, status, write)
+        status = await trial_driver.drive(ctx, status, write)
         await _settle(memo, body, status)
     except Exception as error:
         await _escaped(memo, {**_plain(body), "status": latest}, TRIALS, "trial", error)
@@ -274,9 +275,9 @@ async def regrade_trial(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """spec.regrade, on a finished trial its sweep annotated: the verifier once more on the
     recorded evidence (trial/steps/regrade.py); done when status.regrade names the generation."""
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
-    wanted = trial_runtime.regrade_wanted(status, body.metadata.annotations)
+    wanted = trial_driver.regrade_wanted(status, body.metadata.annotations)
     if wanted is None:
-        if trial_runtime.settled(status) and labels.SETTLED not in body.metadata.labels:
+        if trial_driver.settled(status) and labels.SETTLED not in body.metadata.labels:
             try:  # regraded, and its settling did not go through
                 await _settle(memo, body, status)
             except Exception as error:
@@ -303,12 +304,12 @@ async def release_trial(body: kopf.Body, memo: kopf.Memo, logger: logging.Logger
     """A trial deleted before its teardown still gets its channel archived (pods and Secrets
     go with it by owner reference); without its sweep there is no relay to talk to."""
     status = BuzzTrialStatus.model_validate(dict(body.get("status") or {}))
-    if trial_runtime.settled(status) or not status.trial_id:
+    if trial_driver.settled(status) or not status.trial_id:
         return
     name, namespace = body.metadata.name, body.metadata.namespace
     try:
         ctx = await load_context(memo.kube, _plain(body), workdir=memo.workdir / namespace / name)
-        await trial_runtime.release(ctx, status)
+        await trial_driver.release(ctx, status)
     except (InputError, StepFailure) as error:
         logger.warning(f"trial {name} deleted without archiving its channel: {error}")
 

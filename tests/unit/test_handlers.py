@@ -70,7 +70,7 @@ async def test_reconcile_escape_is_status_then_event_then_backoff(calls, monkeyp
     async def broken(*_: Any) -> dict[str, Any]:
         raise ValueError(f"non-hexadecimal number found in fromhex() arg at position 0 ({KEY})")
 
-    monkeypatch.setattr(handlers.sweep_runtime, "reconcile", broken)
+    monkeypatch.setattr(handlers.sweep_reconcile, "reconcile", broken)
     with pytest.raises(kopf.TemporaryError) as raised:
         await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_summaries={})
     assert [kind for kind, _ in calls] == ["status", "event"], "status first, then the Event"
@@ -89,7 +89,7 @@ async def test_an_error_naming_a_field_also_refuses_the_spec(calls, monkeypatch)
     async def invalid(*_: Any) -> dict[str, Any]:
         raise InputError("spec.relay.url", "bound to another host")
 
-    monkeypatch.setattr(handlers.sweep_runtime, "reconcile", invalid)
+    monkeypatch.setattr(handlers.sweep_reconcile, "reconcile", invalid)
     with pytest.raises(kopf.TemporaryError):
         await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_summaries={})
     found = conditions(calls[0][1][2])

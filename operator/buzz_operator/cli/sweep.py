@@ -20,7 +20,7 @@ from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import StoreOption
 from buzz_operator.cli.summary_table import render as render_summary
-from buzz_operator.cli.sweep_new import SweepNewError, SweepRequest, build, render
+from buzz_operator.cli.sweep_new import SweepNewError, SweepObjects, SweepRequest, build, render
 from buzz_operator.cli.sweep_results import load_summary
 from buzz_operator.condition import ConditionError
 from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summary_document
@@ -79,17 +79,31 @@ def new(
         relay_url=relay_url, relay_service=relay_service, relay_port=relay_port, relay_secret=relay_secret,
         storage_url=storage,
     )  # fmt: skip
+    objects = _built(request)
+    if apply:
+        _apply(namespace, objects)
+    else:
+        _print(objects)
+
+
+def _built(request: SweepRequest) -> SweepObjects:
+    """The sweep's objects, or exit 1 naming what in the manifest or endpoint config is wrong."""
     try:
-        objects = build(request)
+        return build(request)
     except (ConditionError, SweepNewError) as error:
         fail(str(error))
-    if apply:
-        from buzz_operator.cli.apply import apply_objects  # the Kubernetes client: only when it is used
 
-        created = asyncio.run(apply_objects(namespace, objects))
-        for line in created:
-            typer.echo(line)
-        return
+
+def _apply(namespace: str, objects: SweepObjects) -> None:
+    from buzz_operator.cli.apply import apply_objects  # the Kubernetes client: only when it is used
+
+    created = asyncio.run(apply_objects(namespace, objects))
+    for line in created:
+        typer.echo(line)
+
+
+def _print(objects: SweepObjects) -> None:
+    """The objects as YAML on stdout, all but the API-key Secret, which stderr only names."""
     typer.echo(render(objects), nl=False)
     secret = objects.secret["metadata"]["name"]
     variables = ", ".join(sorted(objects.secret["stringData"]))

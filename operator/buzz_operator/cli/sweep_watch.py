@@ -94,6 +94,67 @@ def waiting_text(waiting: Mapping[str, Any], now: datetime) -> str:
             + (f": {message}" if message else ""))
 
 
+def _trial_why(
+    name: str, trial_status: Mapping[str, Any], pod_reasons: Mapping[str, str], now: datetime
+) -> str | None:
+    """Why an active trial is not further along: its pod's own reason first, then the trial's
+    status.waiting, then a retry it is sitting out."""
+    why = pod_reasons.get(name)
+    if why is None and trial_status.get("waiting"):
+        why = waiting_text(trial_status["waiting"], now)
+    if why is None and trial_status.get("retryAfter"):
+        why = f"retrying after {trial_status['retryAfter']} ({trial_status.get('reason') or 'infra failure'})"
+    return why
+
+
+def _active_trials(
+    trials: Sequence[Mapping[str, Any]], pod_reasons: Mapping[str, str], now: datetime
+) -> list[TrialLine]:
+    """The trials in an active phase, sorted by name, each with why it is not further along."""
+    active: list[TrialLine] = []
+    for trial in sorted(trials, key=lambda t: str((t.get("metadata") or {}).get("name"))):
+        trial_status = trial.get("status") or {}
+        phase = str(trial_status.get("phase") or "Pending")
+        if phase not in ACTIVE_PHASES:
+            continue
+        name = str((trial.get("metadata") or {}).get("name"))
+        why = _trial_why(name, trial_status, pod_reasons, now)
+        trial_spec = trial.get("spec") or {}
+        active.append(
+            TrialLine(name, str(trial_spec.get("task", "?")), int(trial_spec.get("attempt") or 0), phase,
+                      _age(trial, now), why)
+        )  # fmt: skip
+    return active
+
+
+def _sweep_waiting(spec: Mapping[str, Any], status: Mapping[str, Any], active: Sequence[TrialLine]) -> list[str]:
+    """Why nothing more is starting: a suspended spec, the sweep's status.waiting, and the
+    trials the cluster holds."""
+    waiting: list[str] = []
+    if spec.get("suspend"):
+        waiting.append("Suspended: spec.suspend is true, no new trials start")
+    if status.get("waiting"):
+        waiting.append(
+            f"{status['waiting'].get('reason')}: {status['waiting'].get('message') or ''}".rstrip(": ")
+        )
+    # the trials held by the cluster (Kueue's quota, the scheduler), not by their own steps
+    waiting += [f"{line.name}: {line.why}" for line in active if line.why and (
+        "Unschedulable" in line.why or line.why.startswith(("kueue:", "scheduler:")))]
+    return waiting
+
+
+def _finished(status: Mapping[str, Any]) -> str | None:
+    """The sweep's Complete or Failed condition, once one is true."""
+    return next(
+        (
+            f"{c['type']}: {c.get('message') or c.get('reason')}"
+            for c in status.get("conditions") or []
+            if c.get("type") in FINISHED_CONDITIONS and c.get("status") == "True"
+        ),
+        None,
+    )
+
+
 def state_of(
     sweep: Mapping[str, Any],
     trials: Sequence[Mapping[str, Any]],
@@ -106,41 +167,7 @@ def state_of(
     counts = {
         key: int(status.get(key) or 0) for key in ("pending", "running", "succeeded", "failed", "broken")
     }
-    active = []
-    for trial in sorted(trials, key=lambda t: str((t.get("metadata") or {}).get("name"))):
-        trial_status = trial.get("status") or {}
-        phase = str(trial_status.get("phase") or "Pending")
-        if phase not in ACTIVE_PHASES:
-            continue
-        name = str((trial.get("metadata") or {}).get("name"))
-        why = pod_reasons.get(name)
-        if why is None and trial_status.get("waiting"):
-            why = waiting_text(trial_status["waiting"], now)
-        if why is None and trial_status.get("retryAfter"):
-            why = f"retrying after {trial_status['retryAfter']} ({trial_status.get('reason') or 'infra failure'})"
-        trial_spec = trial.get("spec") or {}
-        active.append(
-            TrialLine(name, str(trial_spec.get("task", "?")), int(trial_spec.get("attempt") or 0), phase,
-                      _age(trial, now), why)
-        )  # fmt: skip
-    waiting = []
-    if spec.get("suspend"):
-        waiting.append("Suspended: spec.suspend is true, no new trials start")
-    if status.get("waiting"):
-        waiting.append(
-            f"{status['waiting'].get('reason')}: {status['waiting'].get('message') or ''}".rstrip(": ")
-        )
-    # the trials held by the cluster (Kueue's quota, the scheduler), not by their own steps
-    waiting += [f"{line.name}: {line.why}" for line in active if line.why and (
-        "Unschedulable" in line.why or line.why.startswith(("kueue:", "scheduler:")))]
-    finished = next(
-        (
-            f"{c['type']}: {c.get('message') or c.get('reason')}"
-            for c in status.get("conditions") or []
-            if c.get("type") in FINISHED_CONDITIONS and c.get("status") == "True"
-        ),
-        None,
-    )
+    active = _active_trials(trials, pod_reasons, now)
     cost = status.get("costUSD") or {}
     return WatchState(
         sweep=str((sweep.get("metadata") or {}).get("name")),
@@ -152,8 +179,8 @@ def state_of(
         budget=(spec.get("budget") or {}).get("maxCostUSD"),
         mean_reward=status.get("meanReward"),
         active=active,
-        waiting=waiting,
-        finished=finished,
+        waiting=_sweep_waiting(spec, status, active),
+        finished=_finished(status),
     )
 
 

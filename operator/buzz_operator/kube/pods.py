@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -139,6 +140,65 @@ async def _changes(kube: Kube, namespace: str, name: str, version: str, round_s:
             await asyncio.sleep(poll)
 
 
+@dataclass
+class _Wait:
+    """One wait_admitted_and_running call: the pod, its limits and reporter, and (on the event
+    loop's clock) when the wait started, when Kueue admitted the pod, and what was last reported."""
+
+    kube: Kube
+    namespace: str
+    name: str
+    timeout_s: float
+    queue_s: float
+    report: Report | None
+    loop: asyncio.AbstractEventLoop
+    started: float
+    admitted_at: float | None = None
+    last: PodWaiting | None = None
+    written: float = 0.0
+
+
+async def _judged(wait: _Wait, pod: dict[str, Any] | None) -> PodState | None:
+    """The pod's state once it runs or is hopeless (QueueWaitExceeded included), else None, having
+    explained a wait longer than REPORT_AFTER_S."""
+    state = pod_state(pod)
+    if state.ready or state.reason is not None:
+        return state
+    assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
+    now = datetime.now(UTC)
+    if (exceeded := await _past_limit(wait, pod, now)) is not None:
+        return exceeded
+    if wait.loop.time() - wait.started >= REPORT_AFTER_S:
+        await _explain(wait, pod, now)
+    return None
+
+
+async def _past_limit(wait: _Wait, pod: dict[str, Any], now: datetime) -> PodState | None:
+    """QueueWaitExceeded for a pod Kueue has held longer than `queue_s`; TimeoutError for one not
+    running `timeout_s` after its admission, counted from when this wait first saw it admitted."""
+    if queued(pod):
+        if wait.queue_s and waited_s(pod, now) > wait.queue_s:
+            waiting = await explain_wait(wait.kube, pod, now)
+            return PodState(False, "QueueWaitExceeded", exceeded_message(waiting, wait.name, wait.queue_s))
+    else:
+        wait.admitted_at = wait.loop.time() if wait.admitted_at is None else wait.admitted_at
+        if wait.loop.time() - wait.admitted_at > wait.timeout_s:
+            raise TimeoutError(f"pod {wait.name} not running {wait.timeout_s:.0f}s after admission")
+    return None
+
+
+async def _explain(wait: _Wait, pod: dict[str, Any], now: datetime) -> None:
+    """Tells the reporter why the pod waits when the reason changed, or REPORT_EVERY_S after the
+    last telling so the waited seconds in status stay fresh."""
+    waiting = await explain_wait(wait.kube, pod, now)
+    if not same_wait(wait.last, waiting):
+        log.info("pod %s/%s waits (%s): %s: %s", wait.namespace, wait.name, waiting.source.value,
+                 waiting.reason, waiting.message)
+    if not same_wait(wait.last, waiting) or wait.loop.time() - wait.written >= REPORT_EVERY_S:
+        await _tell(wait.report, waiting, f"{wait.namespace}/{wait.name}")
+        wait.last, wait.written = waiting, wait.loop.time()
+
+
 async def wait_admitted_and_running(
     kube: Kube, namespace: str, name: str, *, timeout_s: float, queue_s: float, report: Report | None,
     poll: float = 0.5,
@@ -158,51 +218,22 @@ async def wait_admitted_and_running(
     a state reached between two watches, and the round's end asks a waiting pod's holder again.
     """
     loop = asyncio.get_running_loop()
-    started = loop.time()
-    admitted_at: float | None = None
-    last: PodWaiting | None = None
-    written = 0.0
-
-    async def judged(pod: dict[str, Any] | None) -> PodState | None:
-        nonlocal admitted_at, last, written
-        state = pod_state(pod)
-        if state.ready or state.reason is not None:
-            return state
-        assert pod is not None  # pod_state(None) is hopeless (PodDeleted)
-        now = datetime.now(UTC)
-        if queued(pod):
-            if queue_s and waited_s(pod, now) > queue_s:
-                waiting = await explain_wait(kube, pod, now)
-                return PodState(False, "QueueWaitExceeded", exceeded_message(waiting, name, queue_s))
-        else:
-            admitted_at = loop.time() if admitted_at is None else admitted_at
-            if loop.time() - admitted_at > timeout_s:
-                raise TimeoutError(f"pod {name} not running {timeout_s:.0f}s after admission")
-        if loop.time() - started >= REPORT_AFTER_S:
-            waiting = await explain_wait(kube, pod, now)
-            if not same_wait(last, waiting):
-                log.info("pod %s/%s waits (%s): %s: %s", namespace, name, waiting.source.value,
-                         waiting.reason, waiting.message)
-            if not same_wait(last, waiting) or loop.time() - written >= REPORT_EVERY_S:
-                await _tell(report, waiting, f"{namespace}/{name}")
-                last, written = waiting, loop.time()
-        return None
-
+    wait = _Wait(kube, namespace, name, timeout_s, queue_s, report, loop, started=loop.time())
     try:
         while True:
             pod = await read_pod(kube, namespace, name)
-            if (state := await judged(pod)) is not None:
+            if (state := await _judged(wait, pod)) is not None:
                 return state
             assert pod is not None
-            round_s = WAIT_ROUND_S if loop.time() - started >= REPORT_AFTER_S else REPORT_AFTER_S
-            # closed at once when judged ends the wait, so the watch's connection goes with it
+            round_s = WAIT_ROUND_S if loop.time() - wait.started >= REPORT_AFTER_S else REPORT_AFTER_S
+            # closed at once when a change ends the wait, so the watch's connection goes with it
             async with contextlib.aclosing(_changes(kube, namespace, name, pod["metadata"]["resourceVersion"],
                                                     round_s, poll)) as changes:
                 async for changed in changes:
-                    if (state := await judged(changed)) is not None:
+                    if (state := await _judged(wait, changed)) is not None:
                         return state
     finally:
-        if last is not None:
+        if wait.last is not None:
             await _tell(report, None, f"{namespace}/{name}")
 
 

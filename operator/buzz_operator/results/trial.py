@@ -178,15 +178,63 @@ def read_trial(
     name: str, trial_files: Mapping[str, bytes], sweep_config: Mapping[str, Any] | None = None
 ) -> TrialRecord | None:
     """The trial's record, or None when it is not committed (no result.json) or not a Buzz trial."""
-    if F.RESULT not in trial_files:
-        return None
-    data = load_json(trial_files[F.RESULT])
+    data = load_json(trial_files.get(F.RESULT))
     if not data:
         return None
     config = load_json(trial_files.get(F.CONFIG))
     agent_result = data.get("agent_result") or {}
     metadata = agent_result.get("metadata") or {}
-    summary: dict[str, Any] = {}
+    summary = load_json(trial_files.get(F.BUNDLE_SUMMARY))  # the stack digest reads it either way
+    spend = _spend(agent_result, metadata, summary)
+    identity = _identity(metadata, summary, load_json(trial_files.get(F.BUNDLE_MANIFEST)), config)
+    if identity is None:
+        return None  # not produced by this harness; leave it alone, as the seed does
+    verdict = _verdict(data)
+    return TrialRecord(
+        name=str(data.get("trial_name") or name),
+        condition=identity[0],
+        manifest_sha256=identity[1],
+        task=str(data.get("task_name", "?")),
+        reward=verdict.reward,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost_usd=spend.cost_usd,
+        cost_usd_ceiling=spend.cost_usd_ceiling,
+        agent_seconds=elapsed(data.get("agent_execution")),
+        total_seconds=elapsed(data),
+        outcome=verdict.outcome,
+        reconciled=spend.reconciled,
+        round_capped=round_capped(trial_files),
+        verifier_broken=verifier_broken(trial_files),
+        stopped_without_done=bool(metadata.get("stopped_without_done")),
+        timeout_multiplier=timeout_multiplier(config, sweep_config or {}),
+        agents=spend.agents,
+        attempt=_attempt(config),
+        stack_digest=_stack_digest(metadata, summary),
+        rewards=verdict.rewards,
+        exception_type=verdict.exception_type,
+        exception_message=verdict.exception_message,
+        started_at=_timestamp(data, "started_at"),
+        finished_at=_timestamp(data, "finished_at"),
+        secret_findings=secret_findings(trial_files),
+        task_digest=str(data.get("task_checksum") or ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Spend:
+    """A trial's tokens and price, and how many agents ran up the bill."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    cost_usd_ceiling: float
+    reconciled: bool
+    agents: int
+
+
+def _spend(agent_result: Mapping[str, Any], metadata: Mapping[str, Any], summary: Mapping[str, Any]) -> _Spend:
+    """From the agent's metadata when it names the trial's condition, else from the bundle's summary."""
     if metadata.get("condition"):
         tokens = (int(agent_result.get("n_input_tokens") or 0), int(agent_result.get("n_output_tokens") or 0))
         cost = float(agent_result.get("cost_usd") or 0.0)
@@ -196,49 +244,52 @@ def read_trial(
     else:
         # No agent metadata: a launch failure or a hard timeout. The bundle's own summary still
         # holds the real tokens and price of a trial that ran its full budget and then failed.
-        summary = load_json(trial_files.get(F.BUNDLE_SUMMARY))
         totals = summary.get("totals") or {}
         tokens = (int(totals.get("input_tokens") or 0), int(totals.get("output_tokens") or 0))
         cost = float(totals.get("cost_usd") or 0.0)
         ceiling = number(totals.get("cost_usd_including_handoff_bound"))
         reconciled = bool((summary.get("accounting") or {}).get("reconciled"))
         agents = len(summary.get("roster") or ())
-    identity = _identity(metadata, summary, load_json(trial_files.get(F.BUNDLE_MANIFEST)), config)
-    if identity is None:
-        return None  # not produced by this harness; leave it alone, as the seed does
-    rewards_raw = (data.get("verifier_result") or {}).get("rewards") or {}
-    reward = rewards_raw.get("reward")
-    exception = data.get("exception_info") or {}
-    spec = config.get("spec") or {}
-    return TrialRecord(
-        name=str(data.get("trial_name") or name),
-        condition=identity[0],
-        manifest_sha256=identity[1],
-        task=str(data.get("task_name", "?")),
-        reward=float(reward) if is_numeric_reward(reward) else 0.0,
+    return _Spend(
         input_tokens=tokens[0],
         output_tokens=tokens[1],
         cost_usd=cost,
         cost_usd_ceiling=max(cost, ceiling) if ceiling is not None else cost,
-        agent_seconds=elapsed(data.get("agent_execution")),
-        total_seconds=elapsed(data),
-        outcome=classify_outcome(data.get("exception_info")),
         reconciled=reconciled,
-        round_capped=round_capped(trial_files),
-        verifier_broken=verifier_broken(trial_files),
-        stopped_without_done=bool(metadata.get("stopped_without_done")),
-        timeout_multiplier=timeout_multiplier(config, sweep_config or {}),
         agents=agents,
-        attempt=int(spec["attempt"])
-        if isinstance(spec, Mapping) and isinstance(spec.get("attempt"), int)
-        else None,
-        stack_digest=_stack_digest(metadata, summary or load_json(trial_files.get(F.BUNDLE_SUMMARY))),
-        rewards={k: float(v) for k, v in rewards_raw.items() if number(v) is not None},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """How result.json says the trial went: the verifier's rewards and the exception that ended it."""
+
+    reward: float
+    rewards: dict[str, float]
+    outcome: str
+    exception_type: str | None
+    exception_message: str | None
+
+
+def _verdict(data: Mapping[str, Any]) -> _Verdict:
+    rewards = (data.get("verifier_result") or {}).get("rewards") or {}
+    reward = rewards.get("reward")
+    exception = data.get("exception_info") or {}
+    return _Verdict(
+        reward=float(reward) if is_numeric_reward(reward) else 0.0,
+        rewards={k: float(v) for k, v in rewards.items() if number(v) is not None},
+        outcome=classify_outcome(data.get("exception_info")),
         # the project's reason (buzz_reason), not Harbor's name for it (ledger/harbor_errors.py)
         exception_type=recorded_reason(exception),
         exception_message=str(exception.get("exception_message") or "") or None,
-        started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
-        finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,
-        secret_findings=secret_findings(trial_files),
-        task_digest=str(data.get("task_checksum") or ""),
     )
+
+
+def _attempt(config: Mapping[str, Any]) -> int | None:
+    spec = config.get("spec") or {}
+    return int(spec["attempt"]) if isinstance(spec, Mapping) and isinstance(spec.get("attempt"), int) else None
+
+
+def _timestamp(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from buzz_operator.sweep.planner import PlannedTrial
 from buzz_operator.sweep.summary import TrialSummary
@@ -62,6 +63,28 @@ def admit(
     if not planned:
         return AdmissionDecision()
     waiting = len(planned) if waiting is None else waiting
+    held = _sweep_hold(waiting, suspended=suspended, cost_so_far=cost_so_far, max_cost=max_cost)
+    if held is not None:
+        return held
+    seats = _seats_taken(planned[0].sweep, namespace, active, parallelism, endpoint_caps, endpoints, operator_cap)
+    count, limit = _seats_free(seats, len(planned))
+    admitted = list(islice(planned, count))
+    left = waiting - count
+    # `planned` may be only the first few of those waiting: the ones left behind it wait on the
+    # same limit, which must be named now, or the sweep's waiting flips off and on again with
+    # every trial admitted (an Event and a status write each time)
+    if limit is None and left > 0:
+        limit = _seat_limit(seats, count)
+    if limit is not None:
+        reason, detail = limit
+        return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
+    return AdmissionDecision(admitted)
+
+
+def _sweep_hold(
+    waiting: int, *, suspended: bool, cost_so_far: float, max_cost: float | None
+) -> AdmissionDecision | None:
+    """Nothing starts while the sweep itself says stop, whatever seats are free."""
     if suspended:
         return AdmissionDecision([], SUSPENDED, f"{_plural(waiting)} waiting: spec.suspend is true")
     if max_cost is not None and cost_so_far >= max_cost:
@@ -71,40 +94,59 @@ def admit(
             f"{_plural(waiting)} not started: spend ${cost_so_far:.2f} reached spec.budget.maxCostUSD "
             f"${max_cost:.2f}",
         )
+    return None
 
-    sweep = planned[0].sweep
+
+@dataclass(frozen=True)
+class _Seats:
+    """Trials already active under each concurrency layer, beside that layer's cap."""
+
+    own: int
+    parallelism: int
+    # only the capped endpoints this sweep's roster uses: name -> (active trials, cap)
+    endpoints: Mapping[str, tuple[int, int]]
+    total: int
+    operator_cap: int | None
+
+
+def _seats_taken(
+    sweep: str,
+    namespace: str,
+    active: Sequence[TrialSummary],
+    parallelism: int,
+    endpoint_caps: Mapping[str, int],
+    endpoints: Sequence[str],
+    operator_cap: int | None,
+) -> _Seats:
     live = [summary for summary in active if summary.active]
-    own = sum(1 for summary in live if summary.sweep == sweep and summary.namespace == namespace)
     capped = {name: cap for name, cap in endpoint_caps.items() if name in set(endpoints)}
-    per_endpoint = {name: sum(1 for s in live if name in s.endpoints) for name in capped}
-    total = len(live)
+    return _Seats(
+        own=sum(1 for summary in live if summary.sweep == sweep and summary.namespace == namespace),
+        parallelism=parallelism,
+        endpoints={name: (sum(1 for s in live if name in s.endpoints), cap) for name, cap in capped.items()},
+        total=len(live),
+        operator_cap=operator_cap,
+    )
 
-    def blocked(extra: int) -> tuple[str, str] | None:
-        if own + extra >= parallelism:
-            return (
-                PARALLELISM_LIMIT,
-                f"{own + extra}/{parallelism} of this sweep's trials active (spec.parallelism)",
-            )
-        for name, cap in sorted(capped.items()):
-            if per_endpoint[name] + extra >= cap:
-                return ENDPOINT_LIMIT, f"endpoint {name}: {per_endpoint[name] + extra}/{cap} trials active"
-        if operator_cap is not None and total + extra >= operator_cap:
-            return OPERATOR_LIMIT, f"{total + extra}/{operator_cap} trials active across the operator"
-        return None
 
-    admitted: list[PlannedTrial] = []
-    for trial in planned:
-        limit = blocked(len(admitted))
-        if limit is not None:
-            reason, detail = limit
-            left = waiting - len(admitted)
-            return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
-        admitted.append(trial)
-    # `planned` may be only the first few of those waiting: the ones left behind it wait on the
-    # same limit, which must be named now, or the sweep's waiting flips off and on again with
-    # every trial admitted (an Event and a status write each time)
-    left = waiting - len(admitted)
-    if left > 0 and (limit := blocked(len(admitted))) is not None:
-        reason, detail = limit
-        return AdmissionDecision(admitted, reason, f"{_plural(left)} waiting: {detail}")
-    return AdmissionDecision(admitted)
+def _seat_limit(seats: _Seats, extra: int) -> tuple[str, str] | None:
+    """The first layer full once ``extra`` more trials start, as (reason, detail); None while all have room."""
+    if seats.own + extra >= seats.parallelism:
+        return (
+            PARALLELISM_LIMIT,
+            f"{seats.own + extra}/{seats.parallelism} of this sweep's trials active (spec.parallelism)",
+        )
+    for name, (taken, cap) in sorted(seats.endpoints.items()):
+        if taken + extra >= cap:
+            return ENDPOINT_LIMIT, f"endpoint {name}: {taken + extra}/{cap} trials active"
+    if seats.operator_cap is not None and seats.total + extra >= seats.operator_cap:
+        return OPERATOR_LIMIT, f"{seats.total + extra}/{seats.operator_cap} trials active across the operator"
+    return None
+
+
+def _seats_free(seats: _Seats, wanted: int) -> tuple[int, tuple[str, str] | None]:
+    """How many of ``wanted`` trials fit, and the limit that stopped the next one (None if all fit)."""
+    for extra in range(wanted):
+        if (limit := _seat_limit(seats, extra)) is not None:
+            return extra, limit
+    return wanted, None

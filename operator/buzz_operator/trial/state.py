@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from buzz_operator.api.common import ConditionStatus, CostRange
+from buzz_operator.api.common import Condition, ConditionStatus, CostRange
 from buzz_operator.api.conditions import set_condition
 from buzz_operator.api.patch import merge_patch
 from buzz_operator.api.stack import StackDigests
@@ -218,6 +218,25 @@ def advance(
     status: BuzzTrialStatus, fact: Fact, now: datetime, *, generation: int | None = None
 ) -> BuzzTrialStatus:
     """Record what the current step made and move to the next phase."""
+    expected = _step_of(status, fact, now)
+    changes: dict[str, Any] = _observed(status, generation) | _fact_changes(status, fact)
+    condition_type, reason = STEP_CONDITIONS[expected]
+    conditions = set_condition(
+        status.conditions, condition_type, True, reason, "", now=now, generation=generation
+    )
+    if isinstance(fact, Bundled) and fact.secrets is not None:
+        changes |= {"secret_findings": fact.secrets if secret_findings.is_notable(fact.secrets) else None}
+        conditions = _with_secrets_condition(conditions, fact.secrets, fact.bundle_url, now, generation)
+    moved = status.model_copy(update={**changes, "conditions": conditions})
+    target = _after_done(moved)
+    if target is Phase.FAILED:
+        # a failure recorded earlier on the corridor ends the trial here, as a failed step would
+        return _end(moved, now, generation)
+    return _enter(moved, target, now)
+
+
+def _step_of(status: BuzzTrialStatus, fact: Fact, now: datetime) -> Phase:
+    """The phase that made ``fact``; refuses a fact from another phase or one that arrives during a backoff."""
     expected = _FACT_PHASE[type(fact)]
     if status.phase is not expected:
         raise ValueError(
@@ -225,7 +244,11 @@ def advance(
         )
     if seconds_until_ready(status, now) > 0:
         raise ValueError(f"the trial is backing off until {status.retry_after}")
-    changes: dict[str, Any] = _observed(status, generation)
+    return expected
+
+
+def _fact_changes(status: BuzzTrialStatus, fact: Fact) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
     match fact:
         case Provisioned():
             changes |= {
@@ -236,53 +259,41 @@ def advance(
         case Launched():
             changes |= {"pod": fact.pod, "stack": fact.stack}
         case Ran():
-            changes |= {
-                "task_event_id": fact.task_event_id,
-                "completion_message_id": fact.completion_message_id,
-            }
-            if fact.timed_out:
-                changes |= {"outcome": Outcome.TIMEOUT, "reason": "AgentTimeout"}
-                if fact.note:
-                    changes |= {"message": fact.note}
-            else:
-                changes |= {
-                    "outcome": Outcome.OK,
-                    "reason": "Done" if fact.completion_message_id else "NoDone",
-                }
+            changes |= _run_changes(fact)
         case Collected():
             changes |= _with_spend(status, fact.spend)
         case Graded():
             changes |= {"reward": fact.reward, "rewards": dict(fact.rewards)}
         case Bundled():
             changes |= {"bundle_url": fact.bundle_url}
-    condition_type, reason = STEP_CONDITIONS[expected]
-    conditions = set_condition(
-        status.conditions, condition_type, True, reason, "", now=now, generation=generation
+    return changes
+
+
+def _run_changes(fact: Ran) -> dict[str, Any]:
+    changes: dict[str, Any] = {
+        "task_event_id": fact.task_event_id,
+        "completion_message_id": fact.completion_message_id,
+    }
+    if fact.timed_out:
+        changes |= {"outcome": Outcome.TIMEOUT, "reason": "AgentTimeout"}
+        if fact.note:
+            changes |= {"message": fact.note}
+    else:
+        changes |= {
+            "outcome": Outcome.OK,
+            "reason": "Done" if fact.completion_message_id else "NoDone",
+        }
+    return changes
+
+
+def _with_secrets_condition(
+    conditions: list[Condition], secrets: SecretFindings, bundle_url: str, now: datetime, generation: int | None
+) -> list[Condition]:
+    found, why, message = secret_findings.condition(secrets, bundle_url)
+    return set_condition(
+        conditions, secret_findings.SECRETS_FOUND, ConditionStatus.UNKNOWN if found is None else found,
+        why, message, now=now, generation=generation,
     )
-    if isinstance(fact, Bundled) and fact.secrets is not None:
-        changes |= {"secret_findings": fact.secrets if secret_findings.is_notable(fact.secrets) else None}
-        found, why, message = secret_findings.condition(fact.secrets, fact.bundle_url)
-        conditions = set_condition(
-            conditions, secret_findings.SECRETS_FOUND, ConditionStatus.UNKNOWN if found is None else found,
-            why, message, now=now, generation=generation,
-        )
-    moved = status.model_copy(update={**changes, "conditions": conditions})
-    target = _after_done(moved)
-    if target is Phase.FAILED:
-        moved = moved.model_copy(
-            update={
-                "conditions": set_condition(
-                    moved.conditions,
-                    FAILED,
-                    True,
-                    moved.reason or "Failed",
-                    moved.message or "",
-                    now=now,
-                    generation=generation,
-                )
-            }
-        )
-    return _enter(moved, target, now)
 
 
 # Entering these phases need not be written at once: what leads there is redone exactly by a

@@ -19,8 +19,8 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.kube.resources import SWEEPS
 from buzz_operator.relay.tenant import provision
 from buzz_operator.relay.tenant_models import TenantRequest
-from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
 from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.settings import DEFAULT_STACK
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 from kubernetes_asyncio.client import CustomObjectsApi
 

@@ -26,7 +26,7 @@ from buzz_operator.preflight import canary, checks
 from buzz_operator.preflight.drive import runner
 from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
-from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
+from buzz_operator.sweep.settings import DEFAULT_STACK
 
 from tests.support.cluster import kubectl
 from tests.unit.chart.chartlib import render

@@ -21,7 +21,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.preflight import checks
 from buzz_operator.preflight.drive import runner
 from buzz_operator.storage.url import open_store
-from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK
+from buzz_operator.sweep.settings import DEFAULT_STACK
 
 
 async def _checks(kube: Kube, namespace: str, body: dict[str, Any], store_url: str) -> dict[str, checks.CheckResult]:

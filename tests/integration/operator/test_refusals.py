@@ -85,9 +85,9 @@ async def test_an_escaped_error_lands_in_status_and_events_then_clears(  # type:
     """Whatever a reconcile raises that nobody classified (here: a planted bug whose text holds a
     DSN password and a hex key) is Ready=False with its type and scrubbed text, and a Warning
     Event; once the reconcile works again, Ready turns True."""
-    from buzz_operator.sweep.drive import reconcile as sweep_runtime
+    from buzz_operator.sweep.drive import reconcile as sweep_reconcile
 
-    real, broken = sweep_runtime.reconcile, {"on": True}
+    real, broken = sweep_reconcile.reconcile, {"on": True}
     leaked = f"postgresql://relay:hunter2-{namespace}@10.0.0.1/relay key {'cd' * 32}"
 
     async def flaky(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -95,7 +95,7 @@ async def test_an_escaped_error_lands_in_status_and_events_then_clears(  # type:
             raise KeyError(leaked)
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(sweep_runtime, "reconcile", flaky)
+    monkeypatch.setattr(sweep_reconcile, "reconcile", flaky)
     body = make_sweep("flaky", store_url=f"file://{tmp_path}", tasks=["hello-file"], suspend=True)
     args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from buzz_operator.api.stack import StackLayout, StackMount, StackSource
-from buzz_operator.sweep.drive.reconcile import OperatorSettings
+from buzz_operator.sweep.settings import OperatorSettings
 
 from tests.unit.chart.chartlib import CHART, helm, of_kind, render
 

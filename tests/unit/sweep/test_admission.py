@@ -150,7 +150,7 @@ def test_the_trials_behind_the_named_ones_wait_on_nothing_while_room_is_left() -
 
 def test_operator_settings_from_the_environment_name_a_bad_variable() -> None:
     import pytest
-    from buzz_operator.sweep.drive.reconcile import OperatorSettings
+    from buzz_operator.sweep.settings import OperatorSettings
 
     settings = OperatorSettings.from_env({"BUZZ_MAX_ACTIVE_TRIALS": "8", "BUZZ_ENDPOINT_CAPS": "a/b=2, c=1"})
     assert settings.operator_cap == 8 and dict(settings.endpoint_caps or {}) == {"a/b": 2, "c": 1}

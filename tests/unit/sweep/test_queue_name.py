@@ -12,8 +12,8 @@ from buzz_operator.api.validation import SpecError
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import load_task
 from buzz_operator.pod.trial_pod import build_trial_pod
-from buzz_operator.sweep.drive.reconcile import OperatorSettings
 from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.settings import OperatorSettings
 from buzz_operator.sweep.trialspec import build_trial_spec
 
 REPO = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ import pytest
 from buzz_operator.api.sweep import BuzzSweepSpec
 from buzz_operator.inputs.errors import InputError
 from buzz_operator.inputs.fetch import datasets, resolve
-from buzz_operator.sweep.drive.reconcile import validation_message
+from buzz_operator.sweep.invalid import validation_message
 from pydantic import ValidationError
 
 from tests.support.corpus import load_corpus

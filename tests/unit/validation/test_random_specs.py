@@ -34,9 +34,10 @@ from buzz_operator.relay.hosts import handshake_refusal, relay_url_authority, re
 from buzz_operator.relay.nostr import SECP256K1_ORDER
 from buzz_operator.sweep.admission import admit
 from buzz_operator.sweep.drive.documents import lock_digest
-from buzz_operator.sweep.drive.reconcile import DEFAULT_STACK, validation_message
+from buzz_operator.sweep.invalid import validation_message
 from buzz_operator.sweep.lock import sweep_lock
 from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.settings import DEFAULT_STACK
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

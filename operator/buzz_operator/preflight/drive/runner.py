@@ -313,6 +313,66 @@ async def _egress_checks(kube: Kube, namespace: str, pod: str, targets: Mapping[
     return agents, grading, tls
 
 
+async def _start_canary(
+    kube: Kube, namespace: str, body: dict[str, Any], spec: BuzzSweepSpec, task_images: Sequence[str],
+    stack: StackSource, origins: Mapping[str, checks.ImageOrigin], unseen: Sequence[str],
+) -> list[CheckResult] | None:
+    """None once every canary container runs; else the verdicts of a canary that did not start,
+    the images check saying why and the ``unseen`` ones that it could not look."""
+    name = body["metadata"]["name"]
+    await objects.delete_pod(kube, namespace, name, grace_seconds=0)  # a leftover of a crashed run
+    await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
+    try:
+        await objects.create_pod(kube, namespace, body)
+    except ApiException as error:
+        if error.status not in REFUSED:
+            raise
+        why = refused_pod_detail(error.status, str(error.body), spec)
+        return [failed(checks.IMAGES, why), *(cannot_see(c, "canary refused") for c in unseen)]
+    try:
+        state = await wait_running(kube, namespace, name, timeout_s=CANARY_SCHEDULE_S)
+    except TimeoutError:
+        why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
+        return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
+    if not state.ready:
+        why = failed_image_detail(state.message, state.reason or "", spec, task_images, origins, stack)
+        return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
+    return None
+
+
+async def _stack_verdict(kube: Kube, namespace: str, pod: str, spec: BuzzSweepSpec, stack: StackSource) -> CheckResult:
+    """The stack check: the manifest of the stack the canary installed, then the trials' setup,
+    whose failure is the stack's too unless the stack already failed for a reason of its own."""
+    listed = await _sh(kube, namespace, pod, read_manifest_command(stack), EXEC_S)
+    said = listed.last_line()
+    verdict = checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec),
+                                   refusal=said if said.startswith("stack: ") else None)
+    prepared = await _sh(kube, namespace, pod, PREPARE, EXEC_S)  # the launch step's, before seeding
+    if not prepared.ok and not verdict.failed:
+        return failed(checks.STACK, f"the trials' setup `{PREPARE}` fails in the task image: "
+                                    f"exit {prepared.exit_code}")
+    return verdict
+
+
+async def _grading_phase_checks(kube: Kube, namespace: str, pod: str, tls: CheckResult | None,
+                                network: str) -> tuple[CheckResult, CheckResult]:
+    """The TLS-interception and verifier-deps checks, which only a canary in the grading phase
+    (``tls`` read there) can make: the verifier's deps install where the verifier would."""
+    if tls is None:
+        why = "the canary never entered the grading phase"
+        return cannot_see(checks.TLS_INTERCEPTION, why), cannot_see(checks.VERIFIER_DEPS, why)
+    deps = await _sh(kube, namespace, pod, INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_EXEC_S)
+    return tls, checks.verifier_deps_verdict(
+        deps.last_line(), outside_reachable=checks.outside_reachable(tls), network=network)
+
+
+async def _delete_canary(kube: Kube, namespace: str, name: str) -> None:
+    try:
+        await objects.delete_pod(kube, namespace, name, grace_seconds=0)
+    except ApiException as error:  # owned by the sweep: the garbage collector takes it later
+        log.warning("preflight canary %s/%s not deleted: %s", namespace, name, error)
+
+
 async def check_canary(
     kube: Kube, namespace: str, sweep: str, sweep_uid: str, spec: BuzzSweepSpec, task_images: Sequence[str],
     stack: StackSource, operator_image: str, *, targets: Mapping[str, tuple[str, int]] | None = None,
@@ -331,55 +391,24 @@ async def check_canary(
     started, distinct = canary.covered(task_images)
     unseen = checks.ORDER[checks.ORDER.index(checks.STACK):]
     try:
-        await objects.delete_pod(kube, namespace, name, grace_seconds=0)  # a leftover of a crashed run
-        await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
-        try:
-            await objects.create_pod(kube, namespace, body)
-        except ApiException as error:
-            if error.status not in REFUSED:
-                raise
-            why = refused_pod_detail(error.status, str(error.body), spec)
-            return [failed(checks.IMAGES, why), *(cannot_see(c, "canary refused") for c in unseen)]
-        try:
-            state = await wait_running(kube, namespace, name, timeout_s=CANARY_SCHEDULE_S)
-        except TimeoutError:
-            why = f"canary pod not running after {CANARY_SCHEDULE_S:.0f}s (cluster busy?)"
-            return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
-        if not state.ready:
-            why = failed_image_detail(state.message, state.reason or "", spec, task_images, origins or {}, stack)
-            return [failed(checks.IMAGES, why), *(cannot_see(c, "canary did not start") for c in unseen)]
+        if (stopped := await _start_canary(kube, namespace, body, spec, task_images, stack, origins or {},
+                                           unseen)) is not None:
+            return stopped
         found = {checks.IMAGES: passed(checks.IMAGES, f"stack, operator and {started} of {distinct} task "
                                                       f"image(s) start")}
-        listed = await _sh(kube, namespace, name, read_manifest_command(stack), EXEC_S)
-        said = listed.last_line()
-        found[checks.STACK] = checks.stack_verdict(listed.text() if listed.ok else None, stack_field(spec),
-                                                   refusal=said if said.startswith("stack: ") else None)
-        prepared = await _sh(kube, namespace, name, PREPARE, EXEC_S)  # the launch step's, before seeding
-        if not prepared.ok and not found[checks.STACK].failed:
-            found[checks.STACK] = failed(checks.STACK, f"the trials' setup `{PREPARE}` fails in the task image: "
-                                                       f"exit {prepared.exit_code}")
+        found[checks.STACK] = await _stack_verdict(kube, namespace, name, spec, stack)
         seeded = await _sh(kube, namespace, name, SEED_TRUST_STORE, EXEC_S)
         found[checks.TRUST_STORE] = checks.trust_store_verdict(seeded.last_line())
         agents, grading, tls = await _egress_checks(kube, namespace, name, targets or {}, network)
         found[checks.AGENT_EGRESS], found[checks.GRADING_PHASE] = agents, grading
-        if tls is None:
-            why = "the canary never entered the grading phase"
-            found[checks.TLS_INTERCEPTION] = cannot_see(checks.TLS_INTERCEPTION, why)
-            found[checks.VERIFIER_DEPS] = cannot_see(checks.VERIFIER_DEPS, why)
-        else:
-            found[checks.TLS_INTERCEPTION] = tls
-            deps = await _sh(kube, namespace, name, INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_EXEC_S)
-            found[checks.VERIFIER_DEPS] = checks.verifier_deps_verdict(
-                deps.last_line(), outside_reachable=checks.outside_reachable(tls), network=network)
+        found[checks.TLS_INTERCEPTION], found[checks.VERIFIER_DEPS] = await _grading_phase_checks(
+            kube, namespace, name, tls, network)
         return [found[c] for c in checks.ORDER if c in found]
     except (ApiException, kexec.ExecError, TimeoutError) as error:
         why = f"canary: {_short(error)}"
         return [cannot_see(checks.IMAGES, why), *(cannot_see(c, why) for c in unseen)]
     finally:
-        try:
-            await objects.delete_pod(kube, namespace, name, grace_seconds=0)
-        except ApiException as error:  # owned by the sweep: the garbage collector takes it later
-            log.warning("preflight canary %s/%s not deleted: %s", namespace, name, error)
+        await _delete_canary(kube, namespace, name)
 
 
 async def run_checks(

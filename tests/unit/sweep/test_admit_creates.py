@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from buzz_operator.sweep.drive import reconcile
+from buzz_operator.sweep.drive import admit
 
 
 def _bodies(n: int) -> list[dict[str, Any]]:
@@ -27,11 +27,11 @@ async def test_creates_run_a_few_at_once_in_plan_order(monkeypatch: pytest.Monke
         await asyncio.sleep(0.01)
         in_flight -= 1
 
-    monkeypatch.setattr(reconcile, "_create", create)
-    await reconcile._create_all(None, "ns", _bodies(30))  # type: ignore[arg-type]
+    monkeypatch.setattr(admit, "_create", create)
+    await admit.create_all(None, "ns", _bodies(30))  # type: ignore[arg-type]
     assert sorted(started) == sorted(b["metadata"]["name"] for b in _bodies(30))
-    assert most == reconcile.CREATES_AT_ONCE
-    assert started[: reconcile.CREATES_AT_ONCE] == [f"t{i}" for i in range(reconcile.CREATES_AT_ONCE)]
+    assert most == admit.CREATES_AT_ONCE
+    assert started[: admit.CREATES_AT_ONCE] == [f"t{i}" for i in range(admit.CREATES_AT_ONCE)]
 
 
 async def test_the_first_failure_is_raised_as_it_came_and_the_rest_are_not_started(
@@ -45,7 +45,7 @@ async def test_the_first_failure_is_raised_as_it_came_and_the_rest_are_not_start
         if body["metadata"]["name"] == "t2":
             raise ValueError("refused")
 
-    monkeypatch.setattr(reconcile, "_create", create)
+    monkeypatch.setattr(admit, "_create", create)
     with pytest.raises(ValueError, match="refused"):
-        await reconcile._create_all(None, "ns", _bodies(100))  # type: ignore[arg-type]
+        await admit.create_all(None, "ns", _bodies(100))  # type: ignore[arg-type]
     assert len(started) < 100

@@ -1,0 +1,30 @@
+"""The plan of a tick: one pass over the sweep's trials marks which (task, attempt) pairs exist
+and adds up the sweep's figures, nothing of the trials held; then the missing trials are
+planned, the first `spec.parallelism` of them named (sweep/planner.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from buzz_operator.sweep.drive.inputs import SweepInputs
+from buzz_operator.sweep.drive.tick import Tick
+from buzz_operator.sweep.planner import Existing, MissingTrials, plan_missing
+from buzz_operator.sweep.rollup import Tally
+
+
+@dataclass(frozen=True)
+class Plan:
+    counted: Tally  # the sweep's trials as they were at the start of the tick; admit adds the new ones
+    created: int  # how many existed before this tick created any
+    missing: MissingTrials
+
+
+def plan(tick: Tick, read: SweepInputs) -> Plan:
+    task_names = [t.name for t in read.tasks]
+    existing, counted = Existing(task_names, read.spec.attempts), Tally()
+    for trial in tick.mine:
+        existing.add(trial.task, trial.attempt)
+        counted.add(trial)
+    missing = plan_missing(tick.name, tick.uid, read.manifest.sha256, task_names, read.spec.attempts, existing,
+                           limit=read.spec.parallelism)
+    return Plan(counted, counted.created, missing)

@@ -268,10 +268,10 @@ def build_registry(stats: Stats) -> kopf.OperatorRegistry:
     kopf.on.login(registry=registry)(handlers.login)
     kopf.on.startup(registry=registry)(handlers.startup)
     kopf.on.cleanup(registry=registry)(handlers.cleanup)
-    kopf.index(GROUP, VERSION, handlers.TRIALS, registry=registry, id="trial_summaries")(handlers.trial_summaries)
+    kopf.index(GROUP, VERSION, handlers.TRIALS, registry=registry, id="trial_views")(handlers.trial_views)
 
     async def reconcile_sweep(**kwargs: Any) -> None:
-        known = len(kwargs["trial_summaries"].get(None, []))
+        known = len(kwargs["trial_views"].get(None, []))
         tally = {"ms": 0.0, "count": 0}
         CREATING.set(tally)
         began = time.perf_counter()
@@ -279,7 +279,7 @@ def build_registry(stats: Stats) -> kopf.OperatorRegistry:
         stats.write({"kind": "reconcile", "t": time.time(), "sweep": kwargs["body"].metadata.name,
                      "ms": (time.perf_counter() - began) * 1000, "create_ms": tally["ms"],
                      "created": tally["count"],
-                     "known": known, "known_after": len(kwargs["trial_summaries"].get(None, []))})
+                     "known": known, "known_after": len(kwargs["trial_views"].get(None, []))})
 
     kopf.timer(GROUP, VERSION, handlers.SWEEPS, interval=handlers.SWEEP_INTERVAL_S, registry=registry,
                id="reconcile_sweep")(reconcile_sweep)

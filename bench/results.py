@@ -1,5 +1,5 @@
 """buzzctl's results path: a sweep's bundles read from a file:// store into the summary rows, the
-JSON document, and the HTML report — what `buzzctl sweep summary` and `buzzctl report` do.
+JSON document, and the HTML report — what `buzzctl sweep results` and `buzzctl report` do.
 
 The sweep is built with the project's own ledger and storage code (tests/unit/results/
 sweep_builder.py, every flag of the seed summariser present), then its trial dirs are
@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "operator"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from buzz_operator.cli.sweep_results import load_summary  # noqa: E402
-from buzz_operator.results import caveats, render_report, summary_document  # noqa: E402
+from buzz_operator.cli.sweep_results import load_results_table  # noqa: E402
+from buzz_operator.results import caveats, render_report, results_document  # noqa: E402
 from buzz_operator.results.statistics import TaskCounts, mean_interval, paired_interval  # noqa: E402
 from figures import INFO, LOWER, Figure, record  # noqa: E402
 
@@ -34,7 +34,7 @@ RUNS = 5
 # A person waits for this: a thousand-trial sweep should summarise in about a second from local disk
 TARGET_SUMMARY_MS = 1500.0
 # Every summary computes both intervals (2,000 resamples of 9 tasks x 5 attempts, overall and
-# paired): well under a second, or a `buzzctl sweep summary` waits on its statistics.
+# paired): well under a second, or a `buzzctl sweep results` waits on its statistics.
 TARGET_INTERVALS_MS = 500.0
 
 
@@ -68,17 +68,17 @@ def main() -> int:
         load_ms, doc_ms, report_ms = [], [], []
         for _ in range(RUNS):
             began = time.perf_counter()
-            loaded = asyncio.run(load_summary("bench", url, "default"))
+            loaded = asyncio.run(load_results_table("bench", url, "default"))
             load_ms.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
-            document = summary_document(
-                loaded.summary, loaded.store_url, with_failures=True, with_trials=True
+            document = results_document(
+                loaded.table, loaded.store_url, with_failures=True, with_trials=True
             )
             doc_ms.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
-            render_report(document, caveats(loaded.summary.rows))
+            render_report(document, caveats(loaded.table.rows))
             report_ms.append((time.perf_counter() - began) * 1000)
-        n = len(loaded.summary.trials) + len(loaded.summary.unfinished)
+        n = len(loaded.table.trials) + len(loaded.table.unfinished)
     summary = record(
         Figure(f"results: read+summarise {n} trials (file://)", "ms", load_ms, LOWER, TARGET_SUMMARY_MS)
     )

@@ -16,7 +16,7 @@ PYTHONUNBUFFERED=1 "$ROOT/.venv/bin/python" -m buzz_operator.dev.demo --pg-dsn "
 # the results as a person reads them: from the bundles in storage alone (no cluster needed)
 read -r STORE SWEEPS <<<"$("$ROOT/.venv/bin/python" -c 'from buzz_operator.dev.demo import DEMO_STORE, SWEEPS; print(DEMO_STORE.as_uri(), *SWEEPS)')"
 for sweep in $SWEEPS; do
-  "$ROOT/.venv/bin/buzzctl" sweep summary "$sweep" --store "$STORE" --failures
+  "$ROOT/.venv/bin/buzzctl" sweep results "$sweep" --store "$STORE" --failures
   "$ROOT/.venv/bin/buzzctl" report "$sweep" --store "$STORE" --html "$RUN/reports/$sweep.html"
 done
 # last, the two stand-in conditions that differ, compared (docs/statistics.md): the difference in

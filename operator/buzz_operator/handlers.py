@@ -39,7 +39,7 @@ from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.settings import OperatorSettings
 from buzz_operator.sweep.status_conditions import ACCEPTED
-from buzz_operator.sweep.summary import TrialSummary, summarize_trial
+from buzz_operator.sweep.trial_view import TrialView, view_trial
 from buzz_operator.trial.drive import driver as trial_driver
 from buzz_operator.trial.drive.setup import load_context
 from buzz_operator.trial.state import status_patch
@@ -142,30 +142,30 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
 
 
 @kopf.index(GROUP, VERSION, TRIALS)
-def trial_summaries(body: kopf.Body, **_: Any) -> dict[None, TrialSummary]:
-    summary = summarize_trial(body)
+def trial_views(body: kopf.Body, **_: Any) -> dict[None, TrialView]:
+    summary = view_trial(body)
     metrics.SNAPSHOT.observe_trial(body)
     logs.remember_trial(summary.namespace, summary.name, summary.sweep)
     return {None: summary}
 
 
 @kopf.on.probe(id="trials")
-def trials_known(trial_summaries: kopf.Index[None, TrialSummary], memo: kopf.Memo, **_: Any) -> int:
+def trials_known(trial_views: kopf.Index[None, TrialView], memo: kopf.Memo, **_: Any) -> int:
     settled = getattr(memo, "settled", None)
-    return len(trial_summaries.get(None, [])) + (len(settled) if settled is not None else 0)
+    return len(trial_views.get(None, [])) + (len(settled) if settled is not None else 0)
 
 
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
 @_held
 async def reconcile_sweep(
-    body: kopf.Body, memo: kopf.Memo, trial_summaries: kopf.Index[None, TrialSummary], **_: Any
+    body: kopf.Body, memo: kopf.Memo, trial_views: kopf.Index[None, TrialView], **_: Any
 ) -> None:
     logs.CURRENT.set((body.metadata.name, None))
     old = dict(body.get("status") or {})
     try:
         # a restarted operator sees every settled trial before it plans (nothing created twice)
         await memo.settled.ready(memo.kube, body.metadata.namespace)
-        watched = list(trial_summaries.get(None, []))
+        watched = list(trial_views.get(None, []))
         # settled trials hold no slot: admission needs only kopf's; the sweep's own settled ones
         # are read from columns a summary at a time, whenever the reconcile reads the sweep
         namespace, name = body.metadata.namespace, body.metadata.name

@@ -4,7 +4,7 @@ KopfRunner on the host, runs one trial of a sweep that quarantines such bundles
 (spec.storage.quarantinePrefix). The trial must still succeed with its score, its bundle be
 uploaded whole under the quarantine prefix with a pointer at its own place, and the leak be
 visible in the trial's status (condition SecretsFound, status.secretFindings), a Warning Event,
-the operator's metrics and `buzzctl sweep summary` (SECRETS×1) — none of which may print the key."""
+the operator's metrics and `buzzctl sweep results` (SECRETS×1) — none of which may print the key."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ async def test_a_leaked_key_shows_in_status_events_metrics_and_summary(  # type:
     assert samples[("buzz_trial_secret_findings", labels)] == findings["count"]
     assert samples[("buzz_trials_with_secret_findings", labels)] == 1
 
-    summary = buzzctl("sweep", "summary", SWEEP, "--store", f"file://{store}", "-o", "json")
+    summary = buzzctl("sweep", "results", SWEEP, "--store", f"file://{store}", "-o", "json")
     [row] = json.loads(summary)["conditions"]
     assert row["n"] == 1 and "SECRETS×1" in row["flags"], row
 

@@ -52,12 +52,12 @@ async def test_deleted_pod_is_retried_as_infra(  # type: ignore[no-untyped-def]
     retried, final = trials["retry"]["status"], trials["noretry"]["status"]
     print(f"\npod deleted while Running: retried as infra and finished {int(retried.get('phase') == 'Succeeded')}/1 "
           f"(reward {retried.get('reward')}, retries {retried.get('retries')}, first try ended "
-          f"{[a.get('reason') for a in retried.get('attempts', [])]}); maxRetries 0: {final.get('phase')}/"
+          f"{[a.get('reason') for a in retried.get('failedTries', [])]}); maxRetries 0: {final.get('phase')}/"
           f"{final.get('failureClass')}/{final.get('reason')}, reward {final.get('reward')} ({elapsed:.0f}s)")
     assert retried["phase"] == "Succeeded" and retried["reward"] == 1.0, retried
     assert retried["retries"] == 1, retried
-    assert retried["attempts"][0]["failureClass"] == "infra", retried["attempts"]
-    assert retried["attempts"][0]["reason"] == "PodDeleted", retried["attempts"]
+    assert retried["failedTries"][0]["failureClass"] == "infra", retried["failedTries"]
+    assert retried["failedTries"][0]["reason"] == "PodDeleted", retried["failedTries"]
     assert final["phase"] == "Failed" and final["failureClass"] == "infra", final
     assert final.get("reward") is None, final
     # the deleted pods are gone, and so are the new try's (teardown)

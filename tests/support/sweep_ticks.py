@@ -18,7 +18,7 @@ from buzz_operator.sweep.drive.inputs import SweepInputs
 from buzz_operator.sweep.drive.tick import Tick
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.settings import OperatorSettings
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = ExperimentManifest.load(REPO / "manifests" / "standin-oracle.yaml")
@@ -46,14 +46,14 @@ def sweep_body(spec: dict[str, Any] | None = None, status: dict[str, Any] | None
 
 
 def trial(name: str, task: str, attempt: int, state: TrialState = TrialState.SUCCEEDED,
-          reward: float | None = 1.0) -> TrialSummary:
+          reward: float | None = 1.0) -> TrialView:
     scored = state is TrialState.SUCCEEDED
-    return TrialSummary(name=name, sweep="s", task=task, attempt=attempt, state=state,
+    return TrialView(name=name, sweep="s", task=task, attempt=attempt, state=state,
                         reward=reward if scored else None, scored=scored, cost_floor=0.1, cost_ceiling=0.2,
                         outcome="ok" if scored else None, stack_digest="a" * 64)
 
 
-def tick(body: dict[str, Any] | None = None, mine: list[TrialSummary] | None = None,
+def tick(body: dict[str, Any] | None = None, mine: list[TrialView] | None = None,
          settings: OperatorSettings | None = None) -> Tick:
     started = Tick.start(None, body or sweep_body(), [], SweepTrials(mine or []),  # type: ignore[arg-type]
                          settings or OperatorSettings())

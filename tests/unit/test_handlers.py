@@ -72,7 +72,7 @@ async def test_reconcile_escape_is_status_then_event_then_backoff(calls, monkeyp
 
     monkeypatch.setattr(handlers.sweep_reconcile, "reconcile", broken)
     with pytest.raises(kopf.TemporaryError) as raised:
-        await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_summaries={})
+        await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_views={})
     assert [kind for kind, _ in calls] == ["status", "event"], "status first, then the Event"
     plural, _, status = calls[0][1]
     ready = conditions(status)["Ready"]
@@ -91,7 +91,7 @@ async def test_an_error_naming_a_field_also_refuses_the_spec(calls, monkeypatch)
 
     monkeypatch.setattr(handlers.sweep_reconcile, "reconcile", invalid)
     with pytest.raises(kopf.TemporaryError):
-        await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_summaries={})
+        await handlers.reconcile_sweep(body=body("BuzzSweep"), memo=memo(calls), trial_views={})
     found = conditions(calls[0][1][2])
     assert found["Accepted"]["status"] == found["Ready"]["status"] == "False"
     assert found["Accepted"]["reason"] == "InvalidSpec" and "spec.relay.url" in found["Accepted"]["message"]

@@ -4,9 +4,9 @@ single source of the CRD schemas (see crdgen), plus validation with field-named 
 from buzz_operator.api.common import API_VERSION, GROUP, VERSION, Condition, ConditionStatus, CostRange
 from buzz_operator.api.sweep import BuzzSweepSpec, BuzzSweepStatus, RetryPolicy
 from buzz_operator.api.trial import (
-    AttemptRecord,
     BuzzTrialSpec,
     BuzzTrialStatus,
+    FailedTry,
     FailureClass,
     Outcome,
     Phase,
@@ -19,7 +19,6 @@ __all__ = [
     "API_VERSION",
     "GROUP",
     "VERSION",
-    "AttemptRecord",
     "BuzzSweepSpec",
     "BuzzSweepStatus",
     "BuzzTrialSpec",
@@ -27,6 +26,7 @@ __all__ = [
     "Condition",
     "ConditionStatus",
     "CostRange",
+    "FailedTry",
     "FailureClass",
     "Outcome",
     "Phase",

@@ -12,7 +12,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from buzz_operator.api.common import (
     CONDITIONS_LIST_EXTRA,
@@ -39,7 +47,7 @@ from buzz_operator.api.sweep import (
 )
 
 # maxRetries is at most 20 (RetryPolicy), so a trial has at most 21 tries on record.
-MAX_ATTEMPT_RECORDS = 21
+MAX_FAILED_TRIES = 21
 SHA256_HEX = r"^[0-9a-f]{64}$"
 
 
@@ -236,7 +244,7 @@ class Tokens(StatusModel):
     output: int = Field(0, ge=0, description="Output tokens, including reasoning.")
 
 
-class AttemptRecord(StatusModel):
+class FailedTry(StatusModel):
     """One earlier try of this trial that ended in an infra failure. Never overwritten."""
 
     retry: int = Field(ge=0, description="Retry index of that try (0 = the first try).")
@@ -343,9 +351,13 @@ class BuzzTrialStatus(StatusModel):
     retry_after: Timestamp | None = Field(
         None, description="Earliest time the next try or step retry may start."
     )
-    attempts: list[AttemptRecord] = Field(
+    failed_tries: list[FailedTry] = Field(
         default_factory=list,
-        max_length=MAX_ATTEMPT_RECORDS,
+        max_length=MAX_FAILED_TRIES,
+        # `attempts` until 2026-12-05, when "attempt" came to mean only one of the k samples
+        # (docs/design.md#words); a status written then is still read
+        validation_alias=AliasChoices("failedTries", "failed_tries", "attempts"),
+        serialization_alias="failedTries",
         description="Earlier tries that failed on infra, oldest first.",
     )
     bundle_url: str | None = Field(
@@ -360,6 +372,18 @@ class BuzzTrialStatus(StatusModel):
     kopf: dict[str, Any] | None = Field(
         None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN
     )
+
+    # read from a status that still names its failed tries `attempts`: the next write carries them
+    # as failedTries (trial/state.status_patch), before the API server prunes the old field
+    _legacy_tries: bool = PrivateAttr(False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _note_legacy_tries(cls, data: Any, handler: ModelWrapValidatorHandler[BuzzTrialStatus]) -> BuzzTrialStatus:
+        status = handler(data)
+        if isinstance(data, dict) and "attempts" in data and "failedTries" not in data:
+            status._legacy_tries = True
+        return status
 
     @model_serializer(mode="wrap")
     def _with_shown(self, handler: SerializerFunctionWrapHandler) -> Any:

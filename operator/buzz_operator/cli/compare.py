@@ -1,5 +1,5 @@
 """buzzctl compare SWEEP_A SWEEP_B [...] — each later sweep paired by task against the first
-(results/compare.py), from the bundles and lock.json in storage alone, as ``sweep summary``."""
+(results/compare.py), from the bundles and lock.json in storage alone, as ``sweep results``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from buzz_operator.cli.exits import fail
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.output import Format, OutputOption, emit
 from buzz_operator.cli.stores import StoreOption, guarded
-from buzz_operator.cli.sweep_results import LoadedSweep, load_summary
+from buzz_operator.cli.sweep_results import LoadedSweep, load_results_table
 from buzz_operator.results import COMPARE_SCHEMA, CompareError, Resampling, comparison_document, side
 from buzz_operator.results.compare import Side
 from buzz_operator.results.trial import load_json
@@ -40,15 +40,15 @@ async def read_lock(loaded: LoadedSweep, sweep: str) -> dict[str, Any]:
 
 
 async def load(names: list[str], store: str | None, namespace: str) -> list[tuple[LoadedSweep, Side]]:
-    """Each named sweep's summary and its side of the comparison; a sweep that is not one
+    """Each named sweep's results table and its side of the comparison; a sweep that is not one
     experiment (several condition rows) is a user error."""
     if len(names) < 2:
         fail("SWEEPS: compare needs at least two sweeps (the first is the baseline)")
     out = []
     for name in names:
-        loaded = await load_summary(name, store, namespace)
+        loaded = await load_results_table(name, store, namespace)
         try:
-            out.append((loaded, side(loaded.summary, loaded.store_url, await read_lock(loaded, name))))
+            out.append((loaded, side(loaded.table, loaded.store_url, await read_lock(loaded, name))))
         except CompareError as error:
             fail(str(error))
     return out

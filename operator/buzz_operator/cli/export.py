@@ -36,23 +36,23 @@ def _spec(loaded: LoadedSweep) -> dict[str, Any]:
 
 async def download(loaded: LoadedSweep, target: Path) -> list[str]:
     """Every committed trial's bundle into target/<trial>/; the trial names."""
-    summary = loaded.summary
+    table = loaded.table
     committed = []
-    for name in (t.name for t in summary.trials):
-        if await guarded(f"reading {loaded.store_url}/{summary.sweep}/{name}",
-                         quarantine_of(loaded.store, summary.sweep, name)) is not None:
+    for name in (t.name for t in table.trials):
+        if await guarded(f"reading {loaded.store_url}/{table.sweep}/{name}",
+                         quarantine_of(loaded.store, table.sweep, name)) is not None:
             continue
         committed.append(name)
         await guarded(
-            f"downloading {loaded.store_url}/{summary.sweep}/{name}",
-            loaded.store.get_dir(f"{summary.sweep}/{name}", target / name),
+            f"downloading {loaded.store_url}/{table.sweep}/{name}",
+            loaded.store.get_dir(f"{table.sweep}/{name}", target / name),
         )
     return committed
 
 
 def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[str, Any]:
     """The job-level files next to the downloaded trials; what was written, for the output."""
-    summary = loaded.summary
+    table = loaded.table
     # by name: the order Harbor's checker reads them in, so float sums agree to the last bit
     committed = sorted(committed)
     results = [load_json((target / name / RESULT).read_bytes()) for name in committed]
@@ -61,17 +61,17 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
     attempts = int(
         loaded.config.get("n_attempts")
         or spec.get("attempts")
-        or max((t.attempt or 1 for t in summary.trials), default=1)
+        or max((t.attempt or 1 for t in table.trials), default=1)
     )
-    total = max(len(committed) + len(summary.unfinished), _planned(loaded.config, attempts))
+    total = max(len(committed) + len(table.unfinished), _planned(loaded.config, attempts))
     config = job_config(
-        summary.sweep,
+        table.sweep,
         attempts=attempts,
         parallelism=int(loaded.config.get("n_concurrent_trials") or spec.get("parallelism") or 4),
         trial_configs=trial_configs,
         sweep_config=loaded.config,
     )
-    result = job_result(summary.sweep, results, n_total_trials=total, n_running_trials=0,
+    result = job_result(table.sweep, results, n_total_trials=total, n_running_trials=0,
                         n_retries=sum(_retries(target / name) for name in committed),
                         exported_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"))
     target.mkdir(parents=True, exist_ok=True)
@@ -89,8 +89,8 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
     return {
         "job_dir": str(target),
         "trials": len(committed),
-        "unfinished": list(summary.unfinished),
-        "quarantined": sorted({t.name for t in summary.trials} - set(committed)),
+        "unfinished": list(table.unfinished),
+        "quarantined": sorted({t.name for t in table.trials} - set(committed)),
         "metadata_yaml": metadata_written,
     }
 

@@ -14,18 +14,18 @@ from buzz_operator.cli.compare import ResamplesOption, SeedOption, document_of, 
 from buzz_operator.cli.exits import fail
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.stores import StoreOption
-from buzz_operator.cli.sweep_results import LoadedSweep, load_summary
+from buzz_operator.cli.sweep_results import LoadedSweep, load_results_table
 from buzz_operator.results import (
     Resampling,
     caveats,
     render_comparison_report,
     render_report,
-    summary_document,
+    results_document,
 )
 
 
 async def _load_all(names: list[str], store: str | None, namespace: str) -> list[LoadedSweep]:
-    return [await load_summary(name, store, namespace) for name in names]
+    return [await load_results_table(name, store, namespace) for name in names]
 
 
 def _loaded(
@@ -51,16 +51,16 @@ def report(
     seed: SeedOption = 0,
     resamples: ResamplesOption = 2000,
 ) -> None:
-    """One self-contained HTML page: the summary table, each condition's statistics with their
+    """One self-contained HTML page: the results table, each condition's statistics with their
     intervals, reward and cost per condition as charts, and per-trial rows linking to their
     bundles. Of several sweeps, the comparison first: differences with intervals and p-values,
     a forest plot, cost against pass rate."""
     resampling = resampling_of(seed, resamples)
     loaded, comparison = _loaded(names, store, namespace, resampling)
     documents = [
-        summary_document(s.summary, s.store_url, with_trials=True, resampling=resampling) for s in loaded
+        results_document(s.table, s.store_url, with_trials=True, resampling=resampling) for s in loaded
     ]
-    notes = [caveats(s.summary.rows) for s in loaded]
+    notes = [caveats(s.table.rows) for s in loaded]
     page = (
         render_comparison_report(documents, notes, comparison)
         if comparison is not None
@@ -71,6 +71,6 @@ def report(
         html.write_text(page, encoding="utf-8")
     except OSError as error:
         fail(f"--html: cannot write {html}: {error.strerror or error}")
-    trials = sum(len(s.summary.trials) for s in loaded)
+    trials = sum(len(s.table.trials) for s in loaded)
     what = f"sweep {names[0]}" if len(names) == 1 else f"sweeps {', '.join(names)} (compared with {names[0]})"
     typer.echo(f"report for {what}: {html} ({trials} trials, {len(page) // 1024} KiB)")

@@ -18,12 +18,12 @@ from buzz_operator.cli import export as export_io
 from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP, BuzzGroup, fail
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.output import Format, OutputOption, emit
+from buzz_operator.cli.results_table import render as render_results_table
 from buzz_operator.cli.stores import StoreOption
-from buzz_operator.cli.summary_table import render as render_summary
 from buzz_operator.cli.sweep_new import SweepNewError, SweepObjects, SweepRequest, build, render
-from buzz_operator.cli.sweep_results import load_summary
+from buzz_operator.cli.sweep_results import load_results_table
 from buzz_operator.condition import ConditionError
-from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summary_document
+from buzz_operator.results import RESULTS_SCHEMA, csv_rows, results_document
 
 app = typer.Typer(
     rich_markup_mode=HELP_MARKUP, cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
@@ -128,8 +128,11 @@ def watch(
     asyncio.run(watch_sweep(namespace, name, interval=interval, once=once))
 
 
-@app.command("summary", epilog=EXIT_CODES_HELP)
-def summary(
+# `summary` was this command's name until 2026-12-05; "summary" now means only the documents
+# named summary.json (docs/design.md#words), and the old name still runs it, unlisted
+@app.command("summary", epilog=EXIT_CODES_HELP, hidden=True)
+@app.command("results", epilog=EXIT_CODES_HELP)
+def results(
     name: SweepName,
     output: OutputOption = Format.TABLE,
     failures: Annotated[
@@ -140,20 +143,20 @@ def summary(
 ) -> None:
     """Per (condition, hash): trials, mean reward, pass@k, $/trial and total (floor–ceiling),
     tokens, time and the seed summariser's flags — computed from the bundles in storage."""
-    loaded = asyncio.run(load_summary(name, store, namespace))
-    document = summary_document(loaded.summary, loaded.store_url, with_failures=failures)
+    loaded = asyncio.run(load_results_table(name, store, namespace))
+    document = results_document(loaded.table, loaded.store_url, with_failures=failures)
     emit(
         document,
         output,
-        table=lambda console: render_summary(console, loaded.summary, document),
-        csv_rows=csv_rows(loaded.summary),
+        table=lambda console: render_results_table(console, loaded.table, document),
+        csv_rows=csv_rows(loaded.table),
     )
 
 
 @app.command("schema")
 def schema() -> None:
-    """Print the JSON Schema of `sweep summary -o json`."""
-    typer.echo(json.dumps(SUMMARY_SCHEMA, indent=2))
+    """Print the JSON Schema of `sweep results -o json`."""
+    typer.echo(json.dumps(RESULTS_SCHEMA, indent=2))
 
 
 @app.command("export", epilog=EXIT_CODES_HELP)
@@ -170,7 +173,7 @@ def export(
     committed trial, and a leaderboard metadata.yaml derived from the roster."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         fail(f"DIR: {directory} exists and is not an empty directory")
-    loaded = asyncio.run(load_summary(name, store, namespace))
+    loaded = asyncio.run(load_results_table(name, store, namespace))
     committed = asyncio.run(export_io.download(loaded, directory))
     emit(export_io.write_job(loaded, directory, committed), output)
 

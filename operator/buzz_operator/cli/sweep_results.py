@@ -1,4 +1,4 @@
-"""The sweep's summary read from its store: shared by ``sweep summary``, ``sweep export`` and
+"""The sweep's results table read from its store: shared by ``sweep results``, ``sweep export`` and
 ``report``, which all work after the cluster is gone."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from buzz_operator.cli.stores import load_sweep, store_for
-from buzz_operator.results import SweepSummary, summarize_sweep, summary_needs
+from buzz_operator.results import ResultsTable, table_needs, tabulate_sweep
 from buzz_operator.storage import ObjectStore
 
 
@@ -16,13 +16,13 @@ from buzz_operator.storage import ObjectStore
 class LoadedSweep:
     store: ObjectStore
     store_url: str
-    summary: SweepSummary
+    table: ResultsTable
     trials: dict[str, dict[str, bytes]]
     config: dict[str, Any]
 
 
-async def load_summary(
-    name: str, store_url: str | None, namespace: str, wanted: Callable[[str], bool] = summary_needs
+async def load_results_table(
+    name: str, store_url: str | None, namespace: str, wanted: Callable[[str], bool] = table_needs
 ) -> LoadedSweep:
     if store_url is None:
         from buzz_operator.cli.cluster import sweep_store_url  # the Kubernetes client: only without --store
@@ -31,4 +31,4 @@ async def load_summary(
     url = store_url
     store = store_for(url)
     trials, config = await load_sweep(store, name, wanted)
-    return LoadedSweep(store, store.url, summarize_sweep(name, trials, config), trials, config)
+    return LoadedSweep(store, store.url, tabulate_sweep(name, trials, config), trials, config)

@@ -80,7 +80,7 @@ def render_endpoints(redacted: Mapping[str, Mapping[str, Any]]) -> str:
     return json.dumps({name: dict(entry) for name, entry in sorted(redacted.items())}, indent=2, sort_keys=True)
 
 
-def build_summary(
+def build_trial_summary(
     *,
     manifest: ManifestLike,
     trial_id: str,
@@ -176,7 +176,7 @@ def write_bundle(
         if timing is not None:
             (bundle_dir / TIMING_FILE).write_text(timing.render(), encoding="utf-8")
         scan = scan_bundle(bundle_dir, known_secrets)
-        summary = build_summary(
+        summary = build_trial_summary(
             manifest=manifest,
             trial_id=trial_id,
             channel_id=channel_id,

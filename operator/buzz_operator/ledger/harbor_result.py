@@ -112,7 +112,7 @@ def agent_metadata(
     adapter adds. ``summarize.py`` reads ``condition``, ``manifest_sha256``,
     ``accounting_reconciled``, ``per_agent_tokens`` and ``stopped_without_done`` from here.
     Last, the project's ``stack`` (api.stack.stack_record: image, layout, digest, binaries): the
-    seed had one stack per harness checkout; here results are keyed by it (results/summary.py).
+    seed had one stack per harness checkout; here results are keyed by it (results/table.py).
     """
     return {
         "completion_message_id": completion_message_id,

@@ -29,7 +29,7 @@ from prometheus_client.registry import Collector
 
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
 from buzz_operator.sweep.columns import Table
-from buzz_operator.sweep.summary import trial_state
+from buzz_operator.sweep.trial_view import trial_state
 from buzz_operator.trial.state import CORRIDOR
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -315,7 +315,7 @@ def failures(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[tuple[str, str,
     """(phase, reason, failure class) of each failure a status write records: a try retried
     (a new attempt record), a step retried in place, or the trial failing for good."""
     found: list[tuple[str, str, str]] = []
-    for record in new.attempts[len(old.attempts) :]:
+    for record in new.failed_tries[len(old.failed_tries) :]:
         found.append((record.phase.value, record.reason, record.failure_class.value))
     if new.step_retries > old.step_retries and new.reason:
         found.append((new.phase.value, new.reason, "infra"))

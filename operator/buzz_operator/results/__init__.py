@@ -16,29 +16,29 @@ from buzz_operator.results.document import (
     csv_rows,
     failure_reason,
     failures,
-    summary_document,
+    results_document,
 )
-from buzz_operator.results.files import split_trial_key, summary_needs
+from buzz_operator.results.files import split_trial_key, table_needs
 from buzz_operator.results.harbor_job import job_config, job_result, job_stats, leaderboard_metadata
 from buzz_operator.results.notes import caveats
 from buzz_operator.results.report import render_comparison_report, render_report
-from buzz_operator.results.schema import SUMMARY_SCHEMA
+from buzz_operator.results.schema import RESULTS_SCHEMA
 from buzz_operator.results.statistics import Resampling
-from buzz_operator.results.summary import ConditionRow, SweepSummary, group, summarize
-from buzz_operator.results.sweep_files import summarize_sweep
+from buzz_operator.results.sweep_files import tabulate_sweep
+from buzz_operator.results.table import ConditionRow, ResultsTable, group, tabulate
 from buzz_operator.results.transcript import render_thread, thread
 from buzz_operator.results.trial import TrialRecord, read_trial
 
 __all__ = [
     "COMPARE_SCHEMA",
     "CSV_COLUMNS",
-    "SUMMARY_SCHEMA",
+    "RESULTS_SCHEMA",
     "CompareError",
     "ConditionRow",
     "ConditionStats",
     "Resampling",
+    "ResultsTable",
     "Side",
-    "SweepSummary",
     "TrialRecord",
     "bundle_url",
     "caveats",
@@ -55,11 +55,11 @@ __all__ = [
     "render_comparison_report",
     "render_report",
     "render_thread",
+    "results_document",
     "side",
     "split_trial_key",
-    "summarize",
-    "summarize_sweep",
-    "summary_document",
-    "summary_needs",
+    "table_needs",
+    "tabulate",
+    "tabulate_sweep",
     "thread",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from .condition_stats import ConditionStats, dimensions, task_counts
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
-from .summary import SweepSummary
+from .table import ResultsTable
 
 COMPARE_VERSION = 1
 STACK_SHORT = 8
@@ -43,7 +43,7 @@ class Side:
     stats: ConditionStats
 
 
-def side(summary: SweepSummary, store: str, lock: Mapping[str, Any] | None = None) -> Side:
+def side(summary: ResultsTable, store: str, lock: Mapping[str, Any] | None = None) -> Side:
     """The sweep's one condition row, its task digests (lock.json, else the trials'
     ``task_checksum``) and its stack digest (lock.json, else the row's)."""
     if not summary.rows:

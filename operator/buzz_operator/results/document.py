@@ -1,4 +1,4 @@
-"""The summary as one JSON document (``buzzctl sweep summary -o json``), its failures list and
+"""The summary as one JSON document (``buzzctl sweep results -o json``), its failures list and
 CSV rows. The document's shape is pinned by schema.py; CSV columns are the seed's
 ``write_csv`` columns (docs/failures.md#summaries) followed by ours (pass@k, cost ceiling, flags, stack digest).
 Rows, failures and trial rows carry the stack digest beside the condition hash: the two
@@ -10,7 +10,7 @@ from typing import Any
 
 from .condition_stats import ConditionStats
 from .statistics import Resampling
-from .summary import ConditionRow, SweepSummary
+from .table import ConditionRow, ResultsTable
 from .trial import TrialRecord
 
 # 2: rows, failures and trial rows carry the stack digest; 3: rows carry their statistics
@@ -79,7 +79,7 @@ def failure_reason(trial: TrialRecord) -> str:
     return "no reward" if not trial.rewards else "reward 0"
 
 
-def failures(summary: SweepSummary, store_url: str) -> list[dict[str, Any]]:
+def failures(summary: ResultsTable, store_url: str) -> list[dict[str, Any]]:
     """The seed's ``--failures``: every trial that scored zero, with its outcome and bundle."""
     return [
         {
@@ -125,8 +125,8 @@ def trial_document(trial: TrialRecord, store_url: str, sweep: str) -> dict[str, 
     }
 
 
-def summary_document(
-    summary: SweepSummary,
+def results_document(
+    summary: ResultsTable,
     store_url: str,
     *,
     with_failures: bool = False,
@@ -150,7 +150,7 @@ def summary_document(
     return doc
 
 
-def csv_rows(summary: SweepSummary) -> list[list[str]]:
+def csv_rows(summary: ResultsTable) -> list[list[str]]:
     """Header plus one row per condition, numbers formatted as the seed's write_csv does."""
     rows: list[list[str]] = [list(CSV_COLUMNS)]
     for c in summary.rows:

@@ -2,7 +2,7 @@
 
 The layout is storage/layout.py's (the Harbor job layout); the names are repeated here as
 plain strings because this room is pure and must not import the storage room. A caller that
-fetches from a store asks ``summary_needs`` which keys to download, so a summary never pulls
+fetches from a store asks ``table_needs`` which keys to download, so a summary never pulls
 a whole bundle (transcripts, evidence) just to count flags.
 """
 
@@ -30,7 +30,7 @@ def is_agent_log(rel: str) -> bool:
     return head == AGENT_DIR and name.endswith(LOG_SUFFIXES)
 
 
-def summary_needs(rel: str) -> bool:
+def table_needs(rel: str) -> bool:
     """Whether the summary reads the trial file at relative path ``rel``. The bundle's
     manifest.json is only a fallback for the condition's identity: see ``fallback_needs``."""
     return rel in (RESULT, CONFIG, BUNDLE_SUMMARY, VERIFIER_STDOUT) or is_agent_log(rel)

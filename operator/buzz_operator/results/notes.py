@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .summary import ConditionRow
+from .table import ConditionRow
 
 
 def caveats(rows: Sequence[ConditionRow]) -> list[str]:

@@ -159,7 +159,7 @@ def _page(title: str, body: str) -> str:
 
 
 def render_report(document: Mapping[str, Any], caveats: Sequence[str] = ()) -> str:
-    """The page for a summary document built with trial rows (``summary_document(with_trials=True)``)."""
+    """The page for a summary document built with trial rows (``results_document(with_trials=True)``)."""
     sweep = _e(document["sweep"])
     return _page(f"buzz sweep {document['sweep']}", f"<h1>Sweep {sweep}</h1>{_sweep_body(document, caveats)}")
 

@@ -1,7 +1,7 @@
-"""JSON Schema (draft 2020-12) of ``buzzctl sweep summary -o json`` (document.py).
+"""JSON Schema (draft 2020-12) of ``buzzctl sweep results -o json`` (document.py).
 
 Scripts read this output, so its shape is a contract: every key is required and no other
-key may appear; ``buzzctl sweep summary --schema`` prints this schema.
+key may appear; ``buzzctl sweep results --schema`` prints this schema.
 """
 
 from __future__ import annotations
@@ -109,10 +109,10 @@ TRIAL_ROW = _object(
     }
 )
 
-SUMMARY_SCHEMA: dict[str, Any] = {
+RESULTS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://bench.buzz.dev/schemas/buzzctl-sweep-summary-v3.json",
-    "title": "buzzctl sweep summary",
+    "title": "buzzctl sweep results",
     **_object(
         {
             "version": {"const": DOCUMENT_VERSION},

@@ -6,15 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import files as F
-from .summary import SweepSummary, summarize
+from .table import ResultsTable, tabulate
 from .trial import TrialRecord, read_trial
 
 TrialFiles = Mapping[str, bytes]
 
 
-def summarize_sweep(
+def tabulate_sweep(
     sweep: str, trials: Mapping[str, TrialFiles], sweep_config: Mapping[str, Any] | None = None
-) -> SweepSummary:
+) -> ResultsTable:
     """``trials`` maps each trial directory name to its files (path inside the trial dir → bytes).
 
     A trial without result.json has not committed (still running, or lost before its bundle
@@ -33,4 +33,4 @@ def summarize_sweep(
             skipped.append(name)
         else:
             records.append(record)
-    return summarize(sweep, records, unfinished=unfinished, skipped=skipped)
+    return tabulate(sweep, records, unfinished=unfinished, skipped=skipped)

@@ -1,7 +1,7 @@
 """Object storage for trial bundles: file:// (embedded default) and s3:// behind one async
 ObjectStore interface, the Harbor-compatible layout, and result.json-last bundle uploads."""
 
-from .bundle import is_committed, recorded_attempts, upload_attempt, upload_bundle
+from .bundle import is_committed, recorded_failed_tries, upload_bundle, upload_failed_try
 from .errors import (
     AlreadyCommitted,
     CredentialsRejected,
@@ -17,9 +17,22 @@ from .store import ObjectStore
 from .url import open_store
 
 __all__ = [
-    "AlreadyCommitted", "CredentialsRejected", "FileStore", "InvalidKey", "ObjectNotFound", "ObjectStore",
-    "S3Store", "StorageError", "StorageUnavailable", "is_committed", "open_store", "recorded_attempts",
-    "upload_attempt", "upload_bundle", "validate_key", "validate_prefix",
+    "AlreadyCommitted",
+    "CredentialsRejected",
+    "FileStore",
+    "InvalidKey",
+    "ObjectNotFound",
+    "ObjectStore",
+    "S3Store",
+    "StorageError",
+    "StorageUnavailable",
+    "is_committed",
+    "open_store",
+    "recorded_failed_tries",
+    "upload_bundle",
+    "upload_failed_try",
+    "validate_key",
+    "validate_prefix",
 ]
 
 __all__ = [
@@ -33,9 +46,9 @@ __all__ = [
     "StorageUnavailable",
     "is_committed",
     "open_store",
-    "recorded_attempts",
-    "upload_attempt",
+    "recorded_failed_tries",
     "upload_bundle",
+    "upload_failed_try",
     "validate_key",
     "validate_prefix",
 ]

@@ -2,8 +2,8 @@
 
 A reader (the rollup, `buzzctl`, Harbor's viewer, a resumed operator) treats a trial as finished
 exactly when its result.json exists, so result.json is written only after every other file of the
-bundle is stored, and a committed bundle is never written again. An infra-failed attempt keeps its
-evidence under retries/<n>/ by the same rule, so a later attempt never overwrites it."""
+bundle is stored, and a committed bundle is never written again. A try that failed on infra keeps its
+evidence under retries/<n>/ by the same rule, so a later try never overwrites it."""
 
 from __future__ import annotations
 
@@ -43,25 +43,25 @@ async def upload_bundle(store: ObjectStore, sweep: str, trial: str, local_dir: P
     files = await asyncio.to_thread(local_files, local_dir)
     if clash := [rel for rel, _ in files if rel.split("/", 1)[0] == RETRIES_DIR]:
         raise StorageError(
-            f"local_dir {str(local_dir)!r} holds {clash[0]!r}: {RETRIES_DIR}/ keeps earlier attempts' "
-            "evidence and is written only by upload_attempt"
+            f"local_dir {str(local_dir)!r} holds {clash[0]!r}: {RETRIES_DIR}/ keeps earlier tries' "
+            "evidence and is written only by upload_failed_try"
         )
     return await _upload_with_marker(store, prefix, files, f"trial {sweep}/{trial}")
 
 
-async def upload_attempt(
-    store: ObjectStore, sweep: str, trial: str, attempt: int, local_dir: Path | str
+async def upload_failed_try(
+    store: ObjectStore, sweep: str, trial: str, failed_try: int, local_dir: Path | str
 ) -> list[str]:
-    """Keep the evidence of infra-failed attempt `attempt` under <trial>/retries/<attempt>/, with
-    the same commit rule: its result.json (exception_info) last; a committed attempt is never
-    written again."""
-    prefix = retry_prefix(sweep, trial, attempt)
+    """Keep the evidence of the `failed_try`-th try that failed on infra (from 1) under
+    <trial>/retries/<failed_try>/, with the same commit rule: its result.json (exception_info)
+    last; a committed failed try is never written again."""
+    prefix = retry_prefix(sweep, trial, failed_try)
     files = await asyncio.to_thread(local_files, local_dir)
-    return await _upload_with_marker(store, prefix, files, f"attempt {attempt} of trial {sweep}/{trial}")
+    return await _upload_with_marker(store, prefix, files, f"failed try {failed_try} of trial {sweep}/{trial}")
 
 
-async def recorded_attempts(store: ObjectStore, sweep: str, trial: str) -> list[int]:
-    """The attempt numbers that have evidence under retries/, ascending."""
+async def recorded_failed_tries(store: ObjectStore, sweep: str, trial: str) -> list[int]:
+    """The numbers of the failed tries that have evidence under retries/, ascending."""
     base = join_key(trial_prefix(sweep, trial), RETRIES_DIR)
     numbers = {key[len(base) + 1 :].split("/", 1)[0] for key in await store.list(base)}
     return sorted(int(n) for n in numbers if n.isdigit())

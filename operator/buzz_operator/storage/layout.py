@@ -4,7 +4,7 @@ docs/bundle.md#layout, relative to the store's own root (the `<prefix>` of the l
     <sweep>/config.json  lock.json  summary.json
     <sweep>/<trial>/config.json  result.json          result.json last: the commit marker
     <sweep>/<trial>/agent/buzz/<file>   <sweep>/<trial>/verifier/<file>
-    <sweep>/<trial>/retries/<n>/...                   evidence of infra-failed attempt n, kept
+    <sweep>/<trial>/retries/<n>/...                   evidence of the n-th try failed on infra, kept
     <sweep>/<trial>/reruns/<generation>/...           a finished run set aside by spec.rerun, kept
     <sweep>/<trial>/regrades/<generation>/verifier/   the verifier re-run on recorded evidence
     <sweep>/<trial>/quarantined.json                  only this, when the bundle had suspected secrets
@@ -68,15 +68,16 @@ def verifier_key(sweep: str, trial: str, file: str) -> str:
     return join_key(trial_prefix(sweep, trial), VERIFIER_DIR, validate_key(file, field="verifier file"))
 
 
-def retry_prefix(sweep: str, trial: str, attempt: int) -> str:
-    """retries/<attempt>/: where the evidence of infra-failed attempt number `attempt` (from 1) is kept."""
-    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-        raise InvalidKey(f"attempt must be an integer >= 1, got {attempt!r}")
-    return join_key(trial_prefix(sweep, trial), RETRIES_DIR, str(attempt))
+def retry_prefix(sweep: str, trial: str, failed_try: int) -> str:
+    """retries/<failed_try>/: where the evidence of the `failed_try`-th try that failed on infra
+    (from 1) is kept."""
+    if isinstance(failed_try, bool) or not isinstance(failed_try, int) or failed_try < 1:
+        raise InvalidKey(f"failed try must be an integer >= 1, got {failed_try!r}")
+    return join_key(trial_prefix(sweep, trial), RETRIES_DIR, str(failed_try))
 
 
-def retry_key(sweep: str, trial: str, attempt: int, file: str) -> str:
-    return join_key(retry_prefix(sweep, trial, attempt), validate_key(file, field="retry file"))
+def retry_key(sweep: str, trial: str, failed_try: int, file: str) -> str:
+    return join_key(retry_prefix(sweep, trial, failed_try), validate_key(file, field="retry file"))
 
 
 def rerun_prefix(sweep: str, trial: str, generation: int) -> str:

@@ -8,7 +8,7 @@ from buzz_operator.sweep.rerun import select_reruns
 from buzz_operator.sweep.rollup import SweepRollup, rollup
 from buzz_operator.sweep.status import next_sweep_status
 from buzz_operator.sweep.status_conditions import sweep_conditions
-from buzz_operator.sweep.summary import TrialState, TrialSummary, summarize_trial
+from buzz_operator.sweep.trial_view import TrialState, TrialView, view_trial
 from buzz_operator.sweep.trialspec import build_trial_spec, trial_object
 
 __all__ = [
@@ -17,7 +17,7 @@ __all__ = [
     "PlannedTrial",
     "SweepRollup",
     "TrialState",
-    "TrialSummary",
+    "TrialView",
     "admit",
     "build_trial_spec",
     "condition_drift",
@@ -27,8 +27,8 @@ __all__ = [
     "rollup",
     "seconds_until_expiry",
     "select_reruns",
-    "summarize_trial",
     "sweep_conditions",
     "trial_name",
     "trial_object",
+    "view_trial",
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from buzz_operator.sweep.planner import PlannedTrial
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 SUSPENDED = "Suspended"
 BUDGET_EXHAUSTED = "BudgetExhausted"
@@ -37,7 +37,7 @@ def _plural(count: int) -> str:
 
 def admit(
     planned: Sequence[PlannedTrial],
-    active: Sequence[TrialSummary],
+    active: Sequence[TrialView],
     *,
     parallelism: int,
     endpoint_caps: Mapping[str, int],
@@ -112,7 +112,7 @@ class _Seats:
 def _seats_taken(
     sweep: str,
     namespace: str,
-    active: Sequence[TrialSummary],
+    active: Sequence[TrialView],
     parallelism: int,
     endpoint_caps: Mapping[str, int],
     endpoints: Sequence[str],

@@ -14,7 +14,7 @@ from buzz_operator.api.sweep import BuzzSweepStatus
 from buzz_operator.sweep.admission import AdmissionDecision
 from buzz_operator.sweep.rollup import rollup
 from buzz_operator.sweep.status import next_sweep_status
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 
 def validation_message(error: ValidationError) -> str:
@@ -25,7 +25,7 @@ def validation_message(error: ValidationError) -> str:
 
 
 def invalid_patch(
-    previous: BuzzSweepStatus, message: str, mine: Iterable[TrialSummary], now: datetime, generation: int | None,
+    previous: BuzzSweepStatus, message: str, mine: Iterable[TrialView], now: datetime, generation: int | None,
     *, reason: str = "InvalidSpec",
 ) -> dict[str, Any]:
     """The merge patch that marks the sweep invalid with `message`; no trial is admitted."""

@@ -15,12 +15,12 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 _NAME = attrgetter("name")
 
 
-def _none() -> Iterable[TrialSummary]:
+def _none() -> Iterable[TrialView]:
     return ()
 
 
@@ -29,21 +29,21 @@ class SweepTrials:
     call; `settled_by_name` the same in name order (summary.json is written so). A trial being
     settled, or unsettled for a regrade, can be in both for a moment; kopf's entry is the newer."""
 
-    def __init__(self, watched: Sequence[TrialSummary], settled: Callable[[], Iterable[TrialSummary]] = _none,
-                 settled_by_name: Callable[[], Iterable[TrialSummary]] | None = None) -> None:
+    def __init__(self, watched: Sequence[TrialView], settled: Callable[[], Iterable[TrialView]] = _none,
+                 settled_by_name: Callable[[], Iterable[TrialView]] | None = None) -> None:
         self.watched = list(watched)
         self._names = frozenset(t.name for t in self.watched)
         self._settled = settled
         self._settled_by_name = settled_by_name
 
-    def __iter__(self) -> Iterator[TrialSummary]:
+    def __iter__(self) -> Iterator[TrialView]:
         yield from self.watched
         names = self._names
         for trial in self._settled():
             if trial.name not in names:
                 yield trial
 
-    def by_name(self) -> Iterator[TrialSummary]:
+    def by_name(self) -> Iterator[TrialView]:
         """Every trial once, in name order; with no ordered reader of the settled ones given,
         they are sorted here (a list of them all for as long as the pass lasts)."""
         names = self._names

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 
 def select_reruns(
-    trials: Iterable[TrialSummary], reasons: Sequence[str], generation: int | None = None
-) -> list[TrialSummary]:
+    trials: Iterable[TrialView], reasons: Sequence[str], generation: int | None = None
+) -> list[TrialView]:
     """Terminal trials whose outcome (ok, timeout, launch, error, broken) or CamelCase reason
     (e.g. ImagePullFailed, VerifierBroken) is one of ``reasons``, in name order.
 
@@ -30,7 +30,7 @@ def select_reruns(
     return sorted(chosen, key=lambda trial: trial.name)
 
 
-def select_regrades(trials: Iterable[TrialSummary], generation: int) -> list[TrialSummary]:
+def select_regrades(trials: Iterable[TrialView], generation: int) -> list[TrialView]:
     """Scored, finished trials spec.regrade (at `generation`) has not yet asked to regrade.
 
     Trials created at or after `generation` were graded under it already; broken and

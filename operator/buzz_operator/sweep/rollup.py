@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values, pass_at_k
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Tally:
         self.cost_floor = 0.0
         self.cost_ceiling = 0.0
 
-    def add(self, trial: TrialSummary) -> None:
+    def add(self, trial: TrialView) -> None:
         self.counts[trial.state] += 1
         self.created += 1
         self.cost_floor += trial.cost_floor
@@ -106,14 +106,14 @@ class Tally:
         )
 
 
-def tally(trials: Iterable[TrialSummary]) -> Tally:
+def tally(trials: Iterable[TrialView]) -> Tally:
     counted = Tally()
     for trial in trials:
         counted.add(trial)
     return counted
 
 
-def rollup(trials: Iterable[TrialSummary], attempts: int, *, planned: int | None = None) -> SweepRollup:
+def rollup(trials: Iterable[TrialView], attempts: int, *, planned: int | None = None) -> SweepRollup:
     """Figures for one sweep, the trials read once. ``planned`` is tasks × attempts; trials not yet
     created count as pending."""
     return tally(trials).figures(attempts, planned=planned)

@@ -13,7 +13,7 @@ from typing import Any
 
 from buzz_operator.api.stack import pooled_stack
 from buzz_operator.sweep.rollup import SweepRollup, Tally
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 SUMMARY_VERSION = 1
 # A running sweep's summary.json is rewritten at most once per this many seconds per trial it
@@ -33,7 +33,7 @@ def summary_due(trials: int, finished: bool, since_last_s: float | None) -> bool
     return since_last_s >= min(SUMMARY_MAX_INTERVAL_S, trials * SUMMARY_SECONDS_PER_TRIAL)
 
 
-def summary_document(*, trials: Sequence[TrialSummary], **head: Any) -> dict[str, Any]:
+def summary_document(*, trials: Sequence[TrialView], **head: Any) -> dict[str, Any]:
     """The whole document at once, from summary_head's keywords; summary_head and trial_line are
     its parts, for a writer that streams the trials (drive/documents.write_summary)."""
     return {**summary_head(trials=trials, **head), "trials": [trial_line(t) for t in sorted(trials, key=lambda t: t.name)]}
@@ -46,7 +46,7 @@ def summary_head(
     condition: str,
     condition_hash: str,
     rollup: SweepRollup,
-    trials: Iterable[TrialSummary],
+    trials: Iterable[TrialView],
     attempts: int,
     now: datetime,
 ) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def summary_head(
     }
 
 
-def trial_line(t: TrialSummary) -> dict[str, Any]:
+def trial_line(t: TrialView) -> dict[str, Any]:
     """One trial's entry of summary.json's `trials` (sorted by name there)."""
     return {
         "name": t.name, "task": t.task, "attempt": t.attempt, "state": t.state.value,
@@ -83,7 +83,7 @@ def trial_line(t: TrialSummary) -> dict[str, Any]:
 _TRIALS_SLOT = '"trials": []'
 
 
-def summary_text(head: Mapping[str, Any], trials: Iterable[TrialSummary]) -> Iterator[str]:
+def summary_text(head: Mapping[str, Any], trials: Iterable[TrialView]) -> Iterator[str]:
     """summary.json as `json.dumps({**head, "trials": [...]}, indent=2, sort_keys=True)` writes it,
     a trial at a time, so a writer holds one trial's line and never the whole document: at
     100,000 trials the document of dicts and its text were a 104 MB transient
@@ -99,7 +99,7 @@ def summary_text(head: Mapping[str, Any], trials: Iterable[TrialSummary]) -> Ite
     yield ("]" if first else "\n  ]") + after + "\n"
 
 
-def stack_rows(condition: str, condition_hash: str, trials: Iterable[TrialSummary], attempts: int) -> list[dict[str, Any]]:
+def stack_rows(condition: str, condition_hash: str, trials: Iterable[TrialView], attempts: int) -> list[dict[str, Any]]:
     """The finished trials' figures keyed by (condition, conditionHash, stackDigest), one row per
     stack they ran; stackDigest null for trials whose stack is not known. Read in one pass, a
     tally per stack (those without one pooled at the end, api/stack.py `pooled_stack`)."""
@@ -127,7 +127,7 @@ def stack_rows(condition: str, condition_hash: str, trials: Iterable[TrialSummar
     return rows
 
 
-def results_digest(trials: Iterable[TrialSummary]) -> str | None:
+def results_digest(trials: Iterable[TrialView]) -> str | None:
     """What summary.json says about finished trials, as a short digest; None while none has
     finished. summary.json is rewritten when it changes — a trial finished, was re-run or
     regraded — and only then: rewriting an unchanged file every tick would cost hours of I/O,

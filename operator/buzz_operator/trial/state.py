@@ -10,7 +10,7 @@ restart either repeats idempotent work or is refused here — it can never apply
 
 Failures follow their class (scoring/failures.py):
 - infra before the task's results exist (Pending…Running): a fresh try after backoff, up
-  to retry.maxRetries; the failed try is appended to status.attempts.
+  to retry.maxRetries; the failed try is appended to status.failedTries.
 - infra after the run (Collecting, Grading, Bundling): the same step again after backoff
   (stepRetries) — rerunning the agents would waste their spend and select on luck. When
   those retries run out the corridor still goes on to Bundling, so whatever was gathered is
@@ -33,8 +33,8 @@ from buzz_operator.api.patch import merge_patch
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import RetryPolicy
 from buzz_operator.api.trial import (
-    AttemptRecord,
     BuzzTrialStatus,
+    FailedTry,
     FailureClass,
     Outcome,
     Phase,
@@ -432,7 +432,7 @@ def _step_retry(
 def _new_try(
     status: BuzzTrialStatus, failure: StepFailure, now: datetime, retry: RetryPolicy, generation: int | None
 ) -> BuzzTrialStatus:
-    record = AttemptRecord(
+    record = FailedTry(
         retry=status.retries,
         phase=status.phase,
         reason=failure.reason,
@@ -442,11 +442,11 @@ def _new_try(
         bundle_url=failure.bundle_url,
         finished_at=now,
     )
-    attempts = [*status.attempts, record]
+    failed_tries = [*status.failed_tries, record]
     if status.retries >= retry.max_retries:
         ended = status.model_copy(
             update={
-                "attempts": attempts,
+                "failed_tries": failed_tries,
                 "failure_class": FailureClass.INFRA,
                 "reason": failure.reason,
                 "message": f"retries exhausted ({retry.max_retries}): {failure.message}".rstrip(": "),
@@ -470,7 +470,7 @@ def _new_try(
     )
     fresh = status.model_copy(
         update={
-            "attempts": attempts,
+            "failed_tries": failed_tries,
             "retries": count,
             "conditions": conditions,
             "trial_id": None,
@@ -501,5 +501,9 @@ def released(status: BuzzTrialStatus, now: datetime, *, generation: int | None =
 
 
 def status_patch(old: BuzzTrialStatus, new: BuzzTrialStatus) -> dict[str, Any]:
-    """JSON merge patch (RFC 7396) from ``old`` to ``new``: changed fields only, null for cleared ones."""
-    return merge_patch(old.to_api(), new.to_api())
+    """JSON merge patch (RFC 7396) from ``old`` to ``new``: changed fields only, null for cleared ones.
+    A status read under the old name of its failed tries (`attempts`) gets them written anew."""
+    before = old.to_api()
+    if old._legacy_tries:
+        before.pop("failedTries", None)
+    return merge_patch(before, new.to_api())

@@ -312,7 +312,7 @@ def test_upgrade_rolled_the_operator_and_the_running_trial_went_on(run: Run) -> 
     # the new operator wrote the trial's later phases: it resumed the trial, nothing restarted it
     assert run.resumed_patches > 0
     [trial] = run.trials
-    assert trial["status"].get("retries", 0) == 0 and not trial["status"].get("attempts")
+    assert trial["status"].get("retries", 0) == 0 and not trial["status"].get("failedTries")
 
 
 def test_metrics_show_what_the_sweep_status_shows(run: Run) -> None:

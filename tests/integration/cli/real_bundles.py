@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 import yaml
-from buzz_operator.results import SUMMARY_SCHEMA
+from buzz_operator.results import RESULTS_SCHEMA
 
 from tests.unit.cli.test_export import METADATA
 
@@ -32,10 +32,10 @@ def check_sweep_results(store_url: str, sweep: str, workdir: Path) -> dict[str, 
     """Every storage-only buzzctl command over one sweep; returns the summary document."""
     store = Path(store_url.removeprefix("file://")) / sweep
     committed = sorted(p.parent.name for p in store.glob("*/result.json"))
-    done = buzzctl("sweep", "summary", sweep, "--store", store_url, "-o", "json", "--failures")
+    done = buzzctl("sweep", "results", sweep, "--store", store_url, "-o", "json", "--failures")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
     assert document["trials"] == len(committed) and sum(r["n"] for r in document["conditions"]) == len(
         committed
     )

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
-from buzz_operator.results import SUMMARY_SCHEMA
+from buzz_operator.results import RESULTS_SCHEMA
 from buzz_operator.storage import S3Store
 
 from tests.unit.results.sweep_builder import MIXED, build_sweep
@@ -38,10 +38,10 @@ def test_results_from_s3(s3_server, tmp_path: Path) -> None:  # type: ignore[no-
     def buzzctl(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(BUZZCTL), *argv, "--store", url], capture_output=True, text=True, env=env)
 
-    summary = buzzctl("sweep", "summary", "mixed", "-o", "json", "--failures")
+    summary = buzzctl("sweep", "results", "mixed", "-o", "json", "--failures")
     assert summary.returncode == 0, summary.stderr
     document = json.loads(summary.stdout)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
     assert document["trials"] == 7 and document["unfinished"] == ["user-mention-2"]
     assert document["failures"][0]["bundle"].startswith(f"{url}/mixed/")
     assert s3_server.secret_key not in summary.stdout + summary.stderr
@@ -56,5 +56,5 @@ def test_results_from_s3(s3_server, tmp_path: Path) -> None:  # type: ignore[no-
     evidence = buzzctl("trial", "evidence", "reply-to-thread-1", "--sweep", "mixed")
     assert evidence.returncode == 0 and "↳" in evidence.stdout
 
-    missing = buzzctl("sweep", "summary", "nope")
+    missing = buzzctl("sweep", "results", "nope")
     assert missing.returncode == 1

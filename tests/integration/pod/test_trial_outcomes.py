@@ -79,13 +79,13 @@ async def test_crashing_seat_is_retried_as_a_fresh_try_until_retries_run_out(  #
 
     assert final.phase is Phase.FAILED and final.failure_class == "infra", final
     assert final.reason == "AgentsExitedEarly" and final.retries == 1
-    assert [(a.retry, a.phase, a.reason) for a in final.attempts] == [
+    assert [(a.retry, a.phase, a.reason) for a in final.failed_tries] == [
         (0, Phase.RUNNING, "AgentsExitedEarly"), (1, Phase.RUNNING, "AgentsExitedEarly")]
     assert ctx.trial_id(0) != ctx.trial_id(1)
     # each abandoned try kept its evidence under retries/<n>/, and the trial itself has no result.json
     trial_dir = tmp_path / "s5" / "s5-t1"
     assert not (trial_dir / "result.json").exists()
-    for number, record in zip((1, 2), final.attempts, strict=True):
+    for number, record in zip((1, 2), final.failed_tries, strict=True):
         kept = trial_dir / "retries" / str(number)
         assert record.bundle_url and record.bundle_url.endswith(f"s5/s5-t1/retries/{number}"), record
         result = json.loads((kept / "result.json").read_text())

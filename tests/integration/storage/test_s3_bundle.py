@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import obstore
-from buzz_operator.storage import S3Store, is_committed, upload_attempt, upload_bundle
+from buzz_operator.storage import S3Store, is_committed, upload_bundle, upload_failed_try
 
 MiB = 1024 * 1024
 
@@ -76,7 +76,7 @@ async def test_uncommitted_without_result_json(s3_store: S3Store, tmp_path: Path
 
 async def test_attempt_evidence_lives_under_retries(s3_store: S3Store, tmp_path: Path) -> None:
     local = write_tree(tmp_path / "a1", {"agent/buzz/lead.stderr.log": b"pod evicted", "result.json": b"{}"})
-    await upload_attempt(s3_store, "sw", "t3", 1, local)
+    await upload_failed_try(s3_store, "sw", "t3", 1, local)
     assert await s3_store.list("sw/t3") == [
         "sw/t3/retries/1/agent/buzz/lead.stderr.log",
         "sw/t3/retries/1/result.json",

@@ -119,7 +119,7 @@ def test_trial_status_schema_shapes() -> None:
         "description": "Every numeric verifier metric.",
         "type": "object",
     }
-    assert props["attempts"]["maxItems"] == 21
+    assert props["failedTries"]["maxItems"] == 21
     assert props["outcome"]["enum"] == ["ok", "timeout", "launch", "error", "broken"]
     assert props["outcome"]["type"] == "string" and "outcome" not in status.get("required", [])
     assert props["phaseTimes"]["properties"]["running"]["format"] == "date-time"

@@ -15,11 +15,11 @@ from scale import heap_growth, memory_growth
 
 def test_growth_names_the_types_that_grew_per_thousand_trials() -> None:
     first = {"types": {"dict": [100, 10_240], "str": [50, 2_048]}}
-    last = {"types": {"dict": [2_100, 10_240 + 2_048_000], "str": [50, 2_048], "TrialSummary": [1_000, 204_800]}}
+    last = {"types": {"dict": [2_100, 10_240 + 2_048_000], "str": [50, 2_048], "TrialView": [1_000, 204_800]}}
     text = heap_growth([first, last], trials=1_000)
     assert text.startswith("heap +2200 KB per 1,000 trials")
-    assert "dict +2000 KB (+2000)" in text and "TrialSummary +200 KB (+1000)" in text
-    assert text.index("dict") < text.index("TrialSummary")  # largest first
+    assert "dict +2000 KB (+2000)" in text and "TrialView +200 KB (+1000)" in text
+    assert text.index("dict") < text.index("TrialView")  # largest first
     assert heap_growth([first], trials=1_000) == "no heap records"
 
 

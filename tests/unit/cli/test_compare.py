@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from buzz_operator.cli.main import app
-from buzz_operator.results import COMPARE_SCHEMA, SUMMARY_SCHEMA
+from buzz_operator.results import COMPARE_SCHEMA, RESULTS_SCHEMA
 from typer.testing import CliRunner
 
 from tests.unit.results.sweep_builder import TrialPlan, build_sweep
@@ -122,10 +122,10 @@ def test_report_of_two_sweeps_opens_with_the_comparison(
 
 
 def test_summary_json_carries_the_statistics(runner: CliRunner, root: Path) -> None:
-    result = runner.invoke(app, ["sweep", "summary", "naive", "--store", root.as_uri(), "-o", "json"])
+    result = runner.invoke(app, ["sweep", "results", "naive", "--store", root.as_uri(), "-o", "json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
     [row] = document["conditions"]
     # per task 0/2, 1/2, 2/2 → 0.5
     assert row["statistics"]["pass_rate"]["estimate"] == 0.5 and row["statistics"]["tasks"] == 3

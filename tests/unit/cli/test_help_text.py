@@ -44,5 +44,7 @@ def test_a_groups_command_list_shows_each_first_paragraph_whole(path: tuple[str,
     assert shown.exit_code == 0, shown.output
     lines = [" ".join(line.strip(" │").split()) for line in shown.output.splitlines()]
     for name, command in group.commands.items():
+        if command.hidden:  # an old name kept working, unlisted
+            continue
         first = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].replace("`", "").split())
         assert any(line.startswith(name) and line.endswith(first) for line in lines), (name, first, shown.output)

@@ -62,7 +62,7 @@ def test_an_infra_retry_says_which_try() -> None:
         retries=1,
         reason="PodLost",
         message="node went away",
-        attempts=[{"retry": 0, "phase": "Running", "reason": "PodLost", "failureClass": "infra"}],
+        failed_tries=[{"retry": 0, "phase": "Running", "reason": "PodLost", "failureClass": "infra"}],
     )
     # the Warning is the whole story: the fresh try's Pending is no news of its own
     assert trial_events(st(phase="Running"), new) == [

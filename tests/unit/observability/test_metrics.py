@@ -169,7 +169,7 @@ def test_a_retried_try_counts_its_attempt_record() -> None:
             "phase": "Pending",
             "retries": 1,
             "reason": "RelayUnavailable",
-            "attempts": [
+            "failedTries": [
                 {"retry": 0, "phase": "Launching", "reason": "RelayUnavailable", "failureClass": "infra"}
             ],
         }

@@ -7,16 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from buzz_operator.results import summarize_sweep, summary_needs
+from buzz_operator.results import table_needs, tabulate_sweep
 from buzz_operator.results.files import fallback_needs, split_trial_key
-from buzz_operator.results.summary import SweepSummary
+from buzz_operator.results.table import ResultsTable
 from buzz_operator.storage import FileStore
 
 from tests.unit.results.sweep_builder import MIXED, build_sweep
 
 
 def read_sweep_files(
-    root: Path, sweep: str, wanted=lambda p: summary_needs(p) or fallback_needs(p)
+    root: Path, sweep: str, wanted=lambda p: table_needs(p) or fallback_needs(p)
 ) -> tuple[dict[str, dict[str, bytes]], dict]:
     """What the CLI fetches: the wanted files of every trial dir, read through the FileStore."""
     store = FileStore(root)
@@ -45,6 +45,6 @@ def mixed_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def mixed(mixed_root: Path) -> SweepSummary:
+def mixed(mixed_root: Path) -> ResultsTable:
     trials, config = read_sweep_files(mixed_root, "mixed")
-    return summarize_sweep("mixed", trials, config)
+    return tabulate_sweep("mixed", trials, config)

@@ -17,7 +17,7 @@ from buzz_operator.results import (
     side,
 )
 from buzz_operator.results.condition_stats import exclusion
-from buzz_operator.results.summary import summarize
+from buzz_operator.results.table import tabulate
 
 from tests.unit.results.worked_example import (
     BASELINE_PLAN,
@@ -173,11 +173,11 @@ def test_tasks_in_one_sweep_only_are_left_out_and_named() -> None:
 
 
 def test_a_sweep_of_two_experiments_is_refused() -> None:
-    mixed = summarize("two", [*baseline().trials, *candidate().trials])
+    mixed = tabulate("two", [*baseline().trials, *candidate().trials])
     with pytest.raises(CompareError, match="holds 2 experiments"):
         side(mixed, URL)
     with pytest.raises(CompareError, match="no committed trials"):
-        side(summarize("none", []), URL)
+        side(tabulate("none", []), URL)
     with pytest.raises(CompareError, match="at least two sweeps"):
         comparison_document([side(baseline(), URL)])
     with pytest.raises(CompareError, match="named twice"):

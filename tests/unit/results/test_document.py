@@ -6,33 +6,33 @@ import copy
 
 import jsonschema
 import pytest
-from buzz_operator.results import SUMMARY_SCHEMA, csv_rows, summarize_sweep, summary_document
+from buzz_operator.results import RESULTS_SCHEMA, csv_rows, results_document, tabulate_sweep
 from buzz_operator.results.document import CSV_COLUMNS
-from buzz_operator.results.summary import SweepSummary
+from buzz_operator.results.table import ResultsTable
 
 URL = "file:///bundles"
 
 
 def validate(document: dict) -> None:
-    jsonschema.Draft202012Validator.check_schema(SUMMARY_SCHEMA)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator.check_schema(RESULTS_SCHEMA)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
 
 
-def test_full_document_is_valid(mixed: SweepSummary) -> None:
-    document = summary_document(mixed, URL, with_failures=True, with_trials=True)
+def test_full_document_is_valid(mixed: ResultsTable) -> None:
+    document = results_document(mixed, URL, with_failures=True, with_trials=True)
     validate(document)
     assert document["trials"] == 7 and document["unfinished"] == ["user-mention-2"]
     assert len(document["trial_rows"]) == 7
 
 
 def test_empty_document_is_valid() -> None:
-    document = summary_document(summarize_sweep("empty", {}), URL, with_failures=True)
+    document = results_document(tabulate_sweep("empty", {}), URL, with_failures=True)
     validate(document)
     assert document["conditions"] == [] and document["failures"] == []
 
 
-def test_schema_refuses_extra_or_missing_keys(mixed: SweepSummary) -> None:
-    document = summary_document(mixed, URL)
+def test_schema_refuses_extra_or_missing_keys(mixed: ResultsTable) -> None:
+    document = results_document(mixed, URL)
     extra = copy.deepcopy(document)
     extra["conditions"][0]["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
@@ -47,8 +47,8 @@ def test_schema_refuses_extra_or_missing_keys(mixed: SweepSummary) -> None:
         validate(bad_flag)
 
 
-def test_failures_are_the_zero_scoring_trials_with_reason_and_bundle(mixed: SweepSummary) -> None:
-    failures = {f["trial"]: f for f in summary_document(mixed, URL, with_failures=True)["failures"]}
+def test_failures_are_the_zero_scoring_trials_with_reason_and_bundle(mixed: ResultsTable) -> None:
+    failures = {f["trial"]: f for f in results_document(mixed, URL, with_failures=True)["failures"]}
     assert set(failures) == {
         "hello-file-3",
         "reply-to-thread-1",
@@ -63,7 +63,7 @@ def test_failures_are_the_zero_scoring_trials_with_reason_and_bundle(mixed: Swee
     assert failures["user-mention-1"]["bundle"] == f"{URL}/mixed/user-mention-1"
 
 
-def test_csv_has_the_seed_columns_first(mixed: SweepSummary) -> None:
+def test_csv_has_the_seed_columns_first(mixed: ResultsTable) -> None:
     rows = csv_rows(mixed)
     assert rows[0] == list(CSV_COLUMNS)
     assert rows[0][:17] == [

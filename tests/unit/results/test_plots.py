@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from buzz_operator.results import comparison_document, render_report, side, summary_document
+from buzz_operator.results import comparison_document, render_report, results_document, side
 from buzz_operator.results.compare_report import comparison_section
 from buzz_operator.results.plots import CostPoint, ForestRow, forest_svg, scatter_svg
 
@@ -43,7 +43,7 @@ def test_scatter_of_free_conditions() -> None:
 
 
 def test_single_sweep_report_has_statistics_and_behaviours() -> None:
-    page = render_report(summary_document(candidate(), "file:///b", with_trials=True))
+    page = render_report(results_document(candidate(), "file:///b", with_trials=True))
     assert "<table id=statistics>" in page and "<table id=behaviours>" in page
     assert "0.500 [0.125, 0.875]" in page  # the candidate's pass rate and interval (test_compare.py)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from buzz_operator.results import caveats, render_report, summarize_sweep, summary_document
-from buzz_operator.results.summary import SweepSummary
+from buzz_operator.results import caveats, render_report, results_document, tabulate_sweep
+from buzz_operator.results.table import ResultsTable
 
 
-def test_report_is_self_contained(mixed: SweepSummary) -> None:
-    page = render_report(summary_document(mixed, "file:///b", with_trials=True), caveats(mixed.rows))
+def test_report_is_self_contained(mixed: ResultsTable) -> None:
+    page = render_report(results_document(mixed, "file:///b", with_trials=True), caveats(mixed.rows))
     assert page.startswith("<!DOCTYPE html>")
     assert not re.search(r"<script[^>]+src=", page) and "<link" not in page  # nothing fetched
     assert "Plotly.newPlot" in page and 'id="reward-chart"' in page and 'id="cost-chart"' in page
@@ -17,12 +17,12 @@ def test_report_is_self_contained(mixed: SweepSummary) -> None:
     assert "VERIFIER-BROKEN×1" in page and "not committed a result yet" in page
 
 
-def test_report_escapes_text(mixed: SweepSummary) -> None:
-    document = summary_document(mixed, "file:///b", with_trials=True)
+def test_report_escapes_text(mixed: ResultsTable) -> None:
+    document = results_document(mixed, "file:///b", with_trials=True)
     document["sweep"] = "<script>alert(1)</script>"
     assert "<script>alert(1)</script>" not in render_report(document)
 
 
 def test_empty_sweep_report() -> None:
-    page = render_report(summary_document(summarize_sweep("e", {}), "file:///b", with_trials=True))
+    page = render_report(results_document(tabulate_sweep("e", {}), "file:///b", with_trials=True))
     assert "No committed trials yet" in page and "Plotly.newPlot" not in page

@@ -9,7 +9,7 @@ every candidate trial $0.008 (ceiling $0.008) and 1,000 tokens.
 
 from __future__ import annotations
 
-from buzz_operator.results.summary import SweepSummary, summarize
+from buzz_operator.results.table import ResultsTable, tabulate
 from buzz_operator.results.trial import TrialRecord
 
 STACK = "ab" * 32
@@ -79,8 +79,8 @@ CANDIDATE_PLAN = {
 }
 
 
-def sweep(name: str, plan: dict[str, tuple[dict[str, float], ...]], **kwargs: object) -> SweepSummary:
-    return summarize(
+def sweep(name: str, plan: dict[str, tuple[dict[str, float], ...]], **kwargs: object) -> ResultsTable:
+    return tabulate(
         name,
         [
             record(name, task, i, rewards, **kwargs)
@@ -90,9 +90,9 @@ def sweep(name: str, plan: dict[str, tuple[dict[str, float], ...]], **kwargs: ob
     )
 
 
-def baseline() -> SweepSummary:
+def baseline() -> ResultsTable:
     return sweep("demo-oracle", BASELINE_PLAN)
 
 
-def candidate(**kwargs: object) -> SweepSummary:
+def candidate(**kwargs: object) -> ResultsTable:
     return sweep("demo-naive", CANDIDATE_PLAN, cost=(0.008, 0.008), tokens=1000, condition="naive", **kwargs)

@@ -1,4 +1,4 @@
-"""upload_bundle / upload_attempt on a real FileStore: result.json is the commit marker, written
+"""upload_bundle / upload_failed_try on a real FileStore: result.json is the commit marker, written
 after everything else and never written over."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from buzz_operator.storage import (
     StorageError,
     StorageUnavailable,
     is_committed,
-    recorded_attempts,
-    upload_attempt,
+    recorded_failed_tries,
     upload_bundle,
+    upload_failed_try,
 )
 
 BUNDLE = {
@@ -116,17 +116,17 @@ async def test_failed_attempts_are_kept_apart_and_never_overwritten(tmp_path: Pa
     second = write_tree(
         tmp_path / "a2", {"agent/buzz/lead.stderr.log": b"image pull", "result.json": b'{"n": 2}'}
     )
-    keys = await upload_attempt(store, "sw", "t1", 1, first)
+    keys = await upload_failed_try(store, "sw", "t1", 1, first)
     assert keys == ["sw/t1/retries/1/agent/buzz/lead.stderr.log", "sw/t1/retries/1/result.json"]
-    await upload_attempt(store, "sw", "t1", 2, second)
-    with pytest.raises(AlreadyCommitted, match="attempt 1 of trial sw/t1"):
-        await upload_attempt(store, "sw", "t1", 1, second)
+    await upload_failed_try(store, "sw", "t1", 2, second)
+    with pytest.raises(AlreadyCommitted, match="failed try 1 of trial sw/t1"):
+        await upload_failed_try(store, "sw", "t1", 1, second)
     assert await store.get("sw/t1/retries/1/agent/buzz/lead.stderr.log") == b"pod lost"
-    assert await recorded_attempts(store, "sw", "t1") == [1, 2]
+    assert await recorded_failed_tries(store, "sw", "t1") == [1, 2]
     # the final bundle lives beside the attempts and is not committed by them
     assert not await is_committed(store, "sw", "t1")
     await upload_bundle(store, "sw", "t1", write_tree(tmp_path / "b", BUNDLE))
-    assert await recorded_attempts(store, "sw", "t1") == [1, 2]
+    assert await recorded_failed_tries(store, "sw", "t1") == [1, 2]
 
 
 async def test_bad_names_are_refused_before_any_upload(tmp_path: Path) -> None:

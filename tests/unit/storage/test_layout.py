@@ -33,7 +33,7 @@ def test_retry_keys_are_numbered_per_attempt() -> None:
 
 @pytest.mark.parametrize("attempt", [0, -1, True, "1", 1.0])
 def test_retry_attempt_must_be_a_positive_integer(attempt: object) -> None:
-    with pytest.raises(InvalidKey, match="attempt must be an integer >= 1"):
+    with pytest.raises(InvalidKey, match="failed try must be an integer >= 1"):
         layout.retry_prefix("sw1", "t-0", attempt)  # type: ignore[arg-type]
 
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from buzz_operator.storage.bundle import is_committed, set_aside, upload_attempt, upload_bundle
+from buzz_operator.storage.bundle import is_committed, set_aside, upload_bundle, upload_failed_try
 from buzz_operator.storage.file_store import FileStore
 
 
@@ -21,7 +21,7 @@ def _bundle(root: Path, text: str) -> Path:
 def test_committed_run_moves_under_reruns_and_the_trial_is_uncommitted(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "store")
     asyncio.run(upload_bundle(store, "s", "t", _bundle(tmp_path / "run1", "first")))
-    asyncio.run(upload_attempt(store, "s", "t", 1, _bundle(tmp_path / "try1", "try")))
+    asyncio.run(upload_failed_try(store, "s", "t", 1, _bundle(tmp_path / "try1", "try")))
     assert asyncio.run(set_aside(store, "s", "t", 2)) == 6
     assert not asyncio.run(is_committed(store, "s", "t"))
     kept = tmp_path / "store" / "s" / "t" / "reruns" / "2"

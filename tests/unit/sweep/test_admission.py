@@ -7,7 +7,7 @@ from typing import Any
 
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.planner import plan_trials
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 
 HASH = "cd" * 32
 PLANNED = plan_trials("demo", "uid", HASH, [f"task-{n}" for n in range(6)], 1)
@@ -17,14 +17,14 @@ def _active(
     count: int, *, sweep: str = "demo", endpoints: tuple[str, ...] = ("m1",), state=TrialState.RUNNING
 ):
     return [
-        TrialSummary(
+        TrialView(
             name=f"{sweep}-{n}", sweep=sweep, task=f"x{n}", attempt=1, state=state, endpoints=endpoints
         )
         for n in range(count)
     ]
 
 
-def _admit(active: Sequence[TrialSummary] = (), **overrides: Any) -> AdmissionDecision:
+def _admit(active: Sequence[TrialView] = (), **overrides: Any) -> AdmissionDecision:
     arguments = {
         "parallelism": 4,
         "endpoint_caps": {},

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import pytest
 from buzz_operator.sweep import columns
 from buzz_operator.sweep.columns import Table
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,13 +83,13 @@ def test_a_dataclass_round_trips_and_a_trial_summary_too() -> None:
     records.put(Record(name="a", tokens=10**12, state="succeeded"))
     assert list(records) == [Record(name="a", tokens=10**12, state="succeeded")]
     assert list(records.tuples()) == [("a", 10**12, "succeeded")]
-    summaries: Table[TrialSummary] = Table(TrialSummary, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
-    summary = TrialSummary(name="s-1", sweep="s", task="t", attempt=3, state=TrialState.FAILED, reward=0.0,
+    summaries: Table[TrialView] = Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
+    summary = TrialView(name="s-1", sweep="s", task="t", attempt=3, state=TrialState.FAILED, reward=0.0,
                            scored=True, cost_floor=0.25, cost_ceiling=0.5, endpoints=("gpt",), namespace="ns",
                            outcome="fail", reason="AgentTimeout", created_generation=2, stack_digest="d" * 64)
     summaries.put(summary)
     (back,) = summaries
-    assert back == summary and type(back) is TrialSummary and back.state is TrialState.FAILED and not back.active
+    assert back == summary and type(back) is TrialView and back.state is TrialState.FAILED and not back.active
 
 
 def test_bad_declarations_and_keys_are_refused() -> None:

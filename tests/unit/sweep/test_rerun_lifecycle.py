@@ -4,13 +4,13 @@ from datetime import UTC, datetime, timedelta
 
 from buzz_operator.sweep.lifecycle import condition_drift, seconds_until_expiry
 from buzz_operator.sweep.rerun import select_reruns
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _trial(name: str, state: TrialState, outcome: str | None, reason: str | None) -> TrialSummary:
-    return TrialSummary(
+def _trial(name: str, state: TrialState, outcome: str | None, reason: str | None) -> TrialView:
+    return TrialView(
         name=name, sweep="s", task="t", attempt=1, state=state, outcome=outcome, reason=reason
     )
 
@@ -55,12 +55,12 @@ def test_a_trial_created_under_the_rerun_generation_is_not_rerun_again() -> None
 
 def test_created_generation_is_read_from_the_trial_annotation() -> None:
     from buzz_operator.api.labels import CREATED_AT_GENERATION
-    from buzz_operator.sweep.summary import summarize_trial
+    from buzz_operator.sweep.trial_view import view_trial
 
     body = {"metadata": {"name": "t", "annotations": {CREATED_AT_GENERATION: "7"}},
             "spec": {"sweepName": "s", "task": "x", "attempt": 1}}
-    assert summarize_trial(body).created_generation == 7
-    assert summarize_trial({"metadata": {"name": "t"}, "spec": {}}).created_generation is None
+    assert view_trial(body).created_generation == 7
+    assert view_trial({"metadata": {"name": "t"}, "spec": {}}).created_generation is None
 
 
 def test_regrade_selects_scored_finished_trials_once_per_generation() -> None:

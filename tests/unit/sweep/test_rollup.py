@@ -7,7 +7,7 @@ from itertools import combinations
 import pytest
 from buzz_operator.scoring.passing import k_values, pass_at_k
 from buzz_operator.sweep.rollup import rollup, tally
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,8 +20,8 @@ def _trial(
     *,
     scored: bool | None = None,
     cost: tuple[float, float] = (0.0, 0.0),
-) -> TrialSummary:
-    return TrialSummary(
+) -> TrialView:
+    return TrialView(
         name=f"{task}-{attempt}",
         sweep="s",
         task=task,
@@ -115,7 +115,7 @@ trial_lists = st.lists(
 
 
 @given(trial_lists, st.integers(0, 30))
-def test_a_tally_read_once_or_in_parts_merged_gives_the_same_figures(trials: list[TrialSummary], cut: int) -> None:
+def test_a_tally_read_once_or_in_parts_merged_gives_the_same_figures(trials: list[TrialView], cut: int) -> None:
     # the reconcile reads the sweep's trials once, as a stream; summary.json pools stacks by merging
     whole = rollup(iter(trials), 4, planned=20)
     left, right = tally(trials[:cut]), tally(trials[cut:])

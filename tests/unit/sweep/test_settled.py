@@ -12,7 +12,7 @@ from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability import metrics
 from buzz_operator.sweep.drive.settled import Namespace, SettledTrials
 from buzz_operator.sweep.known import SweepTrials
-from buzz_operator.sweep.summary import TrialState, TrialSummary
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 from buzz_operator.trial.drive.driver import regrade_wanted
 
 RELEASED = {"type": "Released", "status": "True", "reason": "Released", "message": "",
@@ -25,8 +25,8 @@ def body(name: str, phase: str = "Succeeded", reward: float = 1.0) -> dict[str, 
             "status": {"phase": phase, "outcome": "ok", "reward": reward, "conditions": [RELEASED]}}
 
 
-def summary(name: str, state: TrialState = TrialState.SUCCEEDED, namespace: str = "ns") -> TrialSummary:
-    return TrialSummary(name=name, sweep="s", task="t", attempt=1, state=state, namespace=namespace)
+def summary(name: str, state: TrialState = TrialState.SUCCEEDED, namespace: str = "ns") -> TrialView:
+    return TrialView(name=name, sweep="s", task="t", attempt=1, state=state, namespace=namespace)
 
 
 def labelled(name: str, namespace: str = "ns") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from buzz_operator.sweep.summary import TrialState, summarize_trial
+from buzz_operator.sweep.trial_view import TrialState, view_trial
 
 
 def _body(status: dict[str, Any]) -> dict[str, Any]:
@@ -31,12 +31,12 @@ def _body(status: dict[str, Any]) -> dict[str, Any]:
 def test_states_and_scoring(
     status: dict[str, Any], state: TrialState, scored: bool, reward: float | None
 ) -> None:
-    summary = summarize_trial(_body(status))
+    summary = view_trial(_body(status))
     assert (summary.state, summary.scored, summary.reward) == (state, scored, reward)
 
 
 def test_fields_come_from_metadata_spec_and_status() -> None:
-    summary = summarize_trial(
+    summary = view_trial(
         _body(
             {
                 "phase": "Running",

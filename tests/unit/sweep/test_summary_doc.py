@@ -14,15 +14,15 @@ from buzz_operator.storage.file_store import FileStore
 from buzz_operator.sweep.drive import documents
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.rollup import rollup
-from buzz_operator.sweep.summary import TrialState, TrialSummary
 from buzz_operator.sweep.summary_doc import results_digest, summary_document, summary_head, summary_text
+from buzz_operator.sweep.trial_view import TrialState, TrialView
 
 NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
 
 def _trial(name: str, state: TrialState, reward: float | None = None, cost: float = 0.0,
-           stack: str | None = "a" * 64) -> TrialSummary:
-    return TrialSummary(name=name, sweep="s", task=name.split("-")[0], attempt=0, state=state, reward=reward,
+           stack: str | None = "a" * 64) -> TrialView:
+    return TrialView(name=name, sweep="s", task=name.split("-")[0], attempt=0, state=state, reward=reward,
                         scored=state is TrialState.SUCCEEDED, cost_floor=cost, cost_ceiling=cost * 2,
                         outcome="ok" if state is TrialState.SUCCEEDED else None, stack_digest=stack)
 
@@ -60,7 +60,7 @@ def test_the_results_digest_reads_trials_once_in_any_order() -> None:
     assert results_digest(trials[:-1]) != first  # one fewer finished
 
 
-def _rows(trials: list[TrialSummary], attempts: int = 2) -> list[dict]:
+def _rows(trials: list[TrialView], attempts: int = 2) -> list[dict]:
     return summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
                             rollup=rollup(trials, attempts), trials=trials, attempts=attempts, now=NOW)["rows"]
 
@@ -101,13 +101,13 @@ def test_a_running_sweep_rewrites_its_summary_less_often_the_larger_it_is() -> N
     assert summary_due(10_000_000, finished=False, since_last_s=60.0)
 
 
-def _expected(trials: list[TrialSummary]) -> str:
+def _expected(trials: list[TrialView]) -> str:
     doc = summary_document(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
                            rollup=rollup(trials, 2, planned=4), trials=trials, attempts=2, now=NOW)
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _head(trials: list[TrialSummary]) -> dict:
+def _head(trials: list[TrialView]) -> dict:
     return summary_head(sweep="s", namespace="ns", condition="oracle", condition_hash="h" * 64,
                         rollup=rollup(trials, 2, planned=4), trials=trials, attempts=2, now=NOW)
 

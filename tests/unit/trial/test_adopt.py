@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, Outcome, Phase
-from buzz_operator.sweep.summary import TrialState, is_scored, trial_state
+from buzz_operator.sweep.trial_view import TrialState, is_scored, trial_state
 from buzz_operator.trial.adopt import adopted_status
 from buzz_operator.trial.drive.driver import settled
 

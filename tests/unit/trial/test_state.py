@@ -92,7 +92,7 @@ def test_happy_path_golden() -> None:
         "tokens": {"input": 1000, "output": 200},
         "retries": 0,
         "stepRetries": 0,
-        "attempts": [],
+        "failedTries": [],
         "bundleURL": "file:///var/lib/b/demo/demo-abc",
         "shown": {"reward": "1", "cost": "$0.50–0.75"},
     }
@@ -145,7 +145,7 @@ def test_infra_failure_before_results_starts_a_fresh_try() -> None:
     assert failed.retry_after == at(20)  # backoffSeconds for the first retry
     assert (failed.pod, failed.channel_id, failed.trial_id, failed.tenant_secret) == (None, None, None, None)
     assert failed.phase_times.pending == at(10) and failed.phase_times.launching is None
-    (record,) = failed.attempts
+    (record,) = failed.failed_tries
     assert record.model_dump(mode="json", by_alias=True) == {
         "retry": 0,
         "phase": "Running",
@@ -181,7 +181,7 @@ def test_infra_retries_run_out_into_failed() -> None:
         Outcome.LAUNCH,
         "ErrImagePull",
     )
-    assert [record.retry for record in status.attempts] == [0, 1, 2]
+    assert [record.retry for record in status.failed_tries] == [0, 1, 2]
     assert status.retries == 2
     failed = find_condition(status.conditions, "Failed")
     assert failed is not None and failed.reason == "ErrImagePull"
@@ -197,7 +197,7 @@ def test_infra_failure_after_the_run_retries_the_step_in_place() -> None:
         0,
         at(14),
     )
-    assert failed.pod == "demo-abc" and failed.attempts == []
+    assert failed.pod == "demo-abc" and failed.failed_tries == []
     with pytest.raises(ValueError, match="backing off"):
         advance(failed, COLLECTED, at(5))
     done = advance(failed, COLLECTED, at(14))
@@ -300,3 +300,15 @@ def test_observed_generation_is_kept_unless_given() -> None:
     assert advance(status, PROVISIONED, at(1)).observed_generation == 4
     assert advance(status, PROVISIONED, at(1), generation=5).observed_generation == 5
     assert fail(status, StepFailure("PodLost"), at(2), retry=RETRY).observed_generation == 4
+
+
+def test_a_status_naming_its_failed_tries_attempts_is_read_and_written_anew() -> None:
+    # `attempts` was the field's name until 2026-12-05; a trial running across the upgrade keeps
+    # its record: read under the old name, written under the new one by the next patch, before
+    # the API server prunes the field the CRD no longer has
+    record = {"retry": 0, "phase": "Running", "reason": "PodLost", "failureClass": "infra"}
+    legacy = BuzzTrialStatus.model_validate({"phase": "Pending", "retries": 1, "attempts": [record]})
+    assert [t.reason for t in legacy.failed_tries] == ["PodLost"]
+    assert status_patch(legacy, legacy.model_copy()) == {"failedTries": [record]}
+    current = BuzzTrialStatus.model_validate(legacy.to_api())
+    assert "attempts" not in legacy.to_api() and status_patch(current, current.model_copy()) == {}

@@ -56,7 +56,7 @@ def test_any_walk_ends_within_bounds(events: list[str | None], max_retries: int)
             status = fail(status, StepFailure(event), now, retry=retry)
         assert status.retries <= max_retries
         assert status.step_retries <= max_retries
-        assert len(status.attempts) <= max_retries + 1
+        assert len(status.failed_tries) <= max_retries + 1
     # Backoffs and step retries are finite: 20 clean steps always reach the end.
     assert status.phase in TERMINAL
     if status.phase is Phase.SUCCEEDED:
@@ -65,4 +65,4 @@ def test_any_walk_ends_within_bounds(events: list[str | None], max_retries: int)
         assert status.failure_class is not None
     if status.failure_class is FailureClass.BROKEN:
         assert status.outcome is not None and status.outcome.value == "broken"
-    assert [record.retry for record in status.attempts] == list(range(len(status.attempts)))
+    assert [record.retry for record in status.failed_tries] == list(range(len(status.failed_tries)))

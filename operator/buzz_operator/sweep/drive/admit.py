@@ -16,7 +16,7 @@ from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.drive.inputs import SweepInputs
 from buzz_operator.sweep.drive.plan import Plan
 from buzz_operator.sweep.drive.tick import Tick
-from buzz_operator.sweep.summary import just_created
+from buzz_operator.sweep.trial_view import just_created
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 
 log = logging.getLogger(__name__)

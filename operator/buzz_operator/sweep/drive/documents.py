@@ -15,8 +15,8 @@ from typing import Any
 from buzz_operator.storage import ObjectNotFound, ObjectStore, StorageUnavailable
 from buzz_operator.storage.layout import sweep_config_key, sweep_lock_key, sweep_summary_key
 from buzz_operator.sweep.lock import lock_drift
-from buzz_operator.sweep.summary import TrialSummary
 from buzz_operator.sweep.summary_doc import summary_text
+from buzz_operator.sweep.trial_view import TrialView
 
 
 def canonical(document: Mapping[str, Any]) -> bytes:
@@ -51,7 +51,7 @@ async def lock_storage(
 
 
 async def write_summary(store: ObjectStore, sweep: str, head: Mapping[str, Any],
-                        ordered: Iterable[TrialSummary]) -> str:
+                        ordered: Iterable[TrialView]) -> str:
     """summary.json replaced whole (readers see old or new); its URL. The trials come in name
     order (sweep/known.py `SweepTrials.by_name`) and are written a trial at a time to a temporary
     file (summary_doc.summary_text) and uploaded from there, in a thread: the document of a large

@@ -25,11 +25,11 @@ from buzz_operator.sweep.drive.ttl import expire
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.settings import OperatorSettings
 from buzz_operator.sweep.status import next_sweep_status
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 
 async def reconcile(
-    kube: Kube, body: Mapping[str, Any], watched: Sequence[TrialSummary], mine: SweepTrials,
+    kube: Kube, body: Mapping[str, Any], watched: Sequence[TrialView], mine: SweepTrials,
     settings: OperatorSettings,
 ) -> dict[str, Any]:
     """The merge patch for the sweep's status ({} when nothing changed); `watched` and `mine` as

@@ -5,7 +5,7 @@ A trial that is terminal and torn down is *settled*: its trial daemon labels it
 (trial/settle.py). kopf's watch of BuzzTrials selects `!bench.buzz.dev/settled`, so the apiserver
 tells kopf the trial is gone and kopf forgets everything it held for it (its memory of the object,
 its daemon, its index entry): about 0.9 KB a trial, most of what a 100,000-trial sweep cost the
-operator (bench/scale.py). What the sweep still needs of a settled trial — its TrialSummary, for
+operator (bench/scale.py). What the sweep still needs of a settled trial — its TrialView, for
 the planner, the rollup, summary.json, rerun and regrade — is kept here, from a watch of its own
 that selects only settled trials: each one's summary and metrics record, kept in columns
 (sweep/columns.py) rather than as objects, so the live heap does not grow with them.
@@ -35,7 +35,7 @@ from buzz_operator.api.labels import SETTLED
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep.columns import Table
-from buzz_operator.sweep.summary import TrialSummary, summarize_trial
+from buzz_operator.sweep.trial_view import TrialView, view_trial
 
 log = logging.getLogger(__name__)
 SELECTOR = f"{SETTLED}=true"
@@ -50,8 +50,8 @@ def _no_record(_: Mapping[str, Any]) -> None:
     return None
 
 
-def summary_table() -> Table[TrialSummary]:
-    return Table(TrialSummary, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
+def summary_table() -> Table[TrialView]:
+    return Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
 
 
 class Namespace:
@@ -76,7 +76,7 @@ class Namespace:
             self.keep(body)
 
     def keep(self, body: Mapping[str, Any]) -> None:
-        self.trials.put(summarize_trial(body))
+        self.trials.put(view_trial(body))
         if self.records is not None:
             self.records.put(self.record(body))
 
@@ -133,14 +133,14 @@ class SettledTrials:
             kept.drop(name)
             kept.added.pop(name, None)
 
-    def summaries(self, namespace: str | None = None, sweep: str | None = None) -> Iterator[TrialSummary]:
+    def summaries(self, namespace: str | None = None, sweep: str | None = None) -> Iterator[TrialView]:
         """The settled trials' summaries (of one namespace, of one sweep there), each built as it
         is read: hold them no longer than a reconcile."""
         for name, kept in list(self.namespaces.items()):
             if namespace is None or name == namespace:
                 yield from (kept.trials.rows() if sweep is None else kept.trials.rows(sweep=sweep))
 
-    def summaries_by_name(self, namespace: str, sweep: str) -> Iterator[TrialSummary]:
+    def summaries_by_name(self, namespace: str, sweep: str) -> Iterator[TrialView]:
         """One sweep's settled trials' summaries in name order (summary.json's), built as read."""
         kept = self.namespaces.get(namespace)
         return iter(()) if kept is None else kept.trials.rows_by_key(sweep=sweep)

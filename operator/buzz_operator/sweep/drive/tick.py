@@ -14,7 +14,7 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.sweep.invalid import invalid_patch
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.settings import OperatorSettings
-from buzz_operator.sweep.summary import TrialSummary
+from buzz_operator.sweep.trial_view import TrialView
 
 
 class Stop(Exception):
@@ -32,14 +32,14 @@ class Tick:
 
     kube: Kube
     body: Mapping[str, Any]
-    watched: Sequence[TrialSummary]
+    watched: Sequence[TrialView]
     mine: SweepTrials
     settings: OperatorSettings
     previous: BuzzSweepStatus
     now: datetime
 
     @classmethod
-    def start(cls, kube: Kube, body: Mapping[str, Any], watched: Sequence[TrialSummary], mine: SweepTrials,
+    def start(cls, kube: Kube, body: Mapping[str, Any], watched: Sequence[TrialView], mine: SweepTrials,
               settings: OperatorSettings) -> Tick:
         previous = BuzzSweepStatus.model_validate(body.get("status") or {})
         return cls(kube, body, watched, mine, settings, previous, datetime.now(UTC))

@@ -73,7 +73,7 @@ def now() -> datetime:
 async def step_once(ctx: TrialContext, status: BuzzTrialStatus) -> BuzzTrialStatus:
     """One transition from `status` (unchanged while a backoff holds it)."""
     if status.phase is Phase.PENDING:
-        if not status.attempts and status.trial_id is None and (found := await _committed(ctx)):
+        if not status.failed_tries and status.trial_id is None and (found := await _committed(ctx)):
             log.info("trial %s: adopted from its committed bundle %s", ctx.name, found[0])
             return adopted_status(status, found[1], found[0], now())
         return begin(status, now())

@@ -44,7 +44,12 @@ from buzz_operator.relay.tenant import actor_secrets
 from buzz_operator.relay.tenant_models import TenantSecrets
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.storage import errors as storage_errors
-from buzz_operator.storage.bundle import bundle_store, upload_attempt, upload_bundle, write_quarantine_pointer
+from buzz_operator.storage.bundle import (
+    bundle_store,
+    upload_bundle,
+    upload_failed_try,
+    write_quarantine_pointer,
+)
 from buzz_operator.storage.keys import join_key
 from buzz_operator.storage.layout import (
     AGENT_DIR,
@@ -337,5 +342,5 @@ async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFail
         quarantine = _quarantine(ctx, await _assemble(ctx, record, pod, root, datetime.now(UTC)))
         # AlreadyCommitted: kept by an earlier run of this handler before a restart
         with contextlib.suppress(storage_errors.AlreadyCommitted):
-            await upload_attempt(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
+            await upload_failed_try(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
     return _url(ctx, join_key(quarantine or "", retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1)))

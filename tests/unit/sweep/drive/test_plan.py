@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from buzz_operator.sweep.drive.plan import plan
-from buzz_operator.sweep.summary import TrialState
+from buzz_operator.sweep.trial_view import TrialState
 
 from tests.support.sweep_ticks import inputs, tick, trial
 

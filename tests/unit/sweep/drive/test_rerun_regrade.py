@@ -8,7 +8,7 @@ import asyncio
 
 from buzz_operator.sweep.drive.regrade import regrade
 from buzz_operator.sweep.drive.rerun import rerun
-from buzz_operator.sweep.summary import TrialState
+from buzz_operator.sweep.trial_view import TrialState
 
 from tests.support.sweep_ticks import SPEC, inputs, sweep_body, tick, trial
 

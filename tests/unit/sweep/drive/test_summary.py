@@ -11,7 +11,7 @@ import pytest
 from buzz_operator.api.sweep import BuzzSweepStatus
 from buzz_operator.sweep.drive import summary
 from buzz_operator.sweep.drive.plan import plan
-from buzz_operator.sweep.summary import TrialState
+from buzz_operator.sweep.trial_view import TrialState
 
 from tests.support.sweep_ticks import inputs, sweep_body, tick, trial
 

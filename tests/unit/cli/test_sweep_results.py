@@ -1,4 +1,4 @@
-"""buzzctl sweep summary: every output format, the schema, failures, and the exit codes."""
+"""buzzctl sweep results: every output format, the schema, failures, and the exit codes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 from buzz_operator.cli.main import app
-from buzz_operator.results import SUMMARY_SCHEMA
+from buzz_operator.results import RESULTS_SCHEMA
 from buzz_operator.storage import FileStore
 from typer.testing import CliRunner
 
@@ -19,7 +19,7 @@ from tests.unit.results.sweep_builder import TrialPlan, build_sweep
 
 
 def summary(runner: CliRunner, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["sweep", "summary", *args])
+    result = runner.invoke(app, ["sweep", "results", *args])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -27,14 +27,14 @@ def test_json_validates_against_the_schema(runner: CliRunner, store: str) -> Non
     code, out, _ = summary(runner, "mixed", "--store", store, "-o", "json", "--failures")
     assert code == 0
     document = json.loads(out)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
     row = document["conditions"][0]
     assert row["n"] == 7 and row["flags"][-1] == "clock×2" and len(document["failures"]) == 5
 
 
 def test_schema_command_prints_the_schema(runner: CliRunner) -> None:
     result = runner.invoke(app, ["sweep", "schema"])
-    assert result.exit_code == 0 and json.loads(result.stdout) == SUMMARY_SCHEMA
+    assert result.exit_code == 0 and json.loads(result.stdout) == RESULTS_SCHEMA
 
 
 def test_table_has_flags_caveats_and_unfinished(runner: CliRunner, store: str) -> None:
@@ -103,7 +103,7 @@ def test_without_store_the_cluster_is_asked_and_its_absence_exits_two(runner: Cl
 def test_exit_codes_are_in_the_help(runner: CliRunner) -> None:
     for argv in (
         ["--help"],
-        ["sweep", "summary", "--help"],
+        ["sweep", "results", "--help"],
         ["sweep", "new", "--help"],
         ["report", "--help"],
     ):
@@ -126,3 +126,11 @@ def test_table_shows_the_pass_rate_interval_of_the_json(runner: CliRunner, store
     interval = json.loads(out)["conditions"][0]["statistics"]["pass_rate"]
     _, table, _ = summary(runner, "mixed", "--store", store)
     assert f"[{interval['low']:.2f}, {interval['high']:.2f}]" in table
+
+
+def test_the_old_name_summary_still_runs_the_command_unlisted(runner: CliRunner, store: str) -> None:
+    old = runner.invoke(app, ["sweep", "summary", "mixed", "--store", store, "-o", "json"])
+    new = runner.invoke(app, ["sweep", "results", "mixed", "--store", store, "-o", "json"])
+    assert old.exit_code == 0 and json.loads(old.stdout) == json.loads(new.stdout)
+    listed = " ".join(runner.invoke(app, ["sweep", "--help"]).stdout.split())
+    assert " results " in listed and " summary " not in listed

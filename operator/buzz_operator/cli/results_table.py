@@ -1,4 +1,4 @@
-"""The summary for people: the seed's comparison table (docs/failures.md#summaries) as a rich table, its caveats,
+"""The results table for people: the seed's comparison table (docs/failures.md#summaries) as a rich table, its caveats,
 the unfinished trials and, with --failures, the zero-scoring trials with their bundles."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from buzz_operator.results import SweepSummary, caveats
+from buzz_operator.results import ResultsTable, caveats
 
 
 def _pass_k(row: dict[str, Any]) -> str:
@@ -19,8 +19,8 @@ def _pass_k(row: dict[str, Any]) -> str:
     )
 
 
-def render(console: Console, summary: SweepSummary, document: dict[str, Any]) -> None:
-    table = Table(title=f"sweep {summary.sweep} — per condition", title_justify="left")
+def render(console: Console, results: ResultsTable, document: dict[str, Any]) -> None:
+    table = Table(title=f"sweep {results.sweep} — per condition", title_justify="left")
     for column, justify in (
         ("condition", "left"), ("hash", "left"), ("stack", "left"), ("ag", "right"), ("n", "right"), ("pass", "right"),
         ("pass@k", "left"), ("$/trial", "right"), ("$ total", "right"), ("ktok", "right"),
@@ -45,17 +45,17 @@ def render(console: Console, summary: SweepSummary, document: dict[str, Any]) ->
             ", ".join(row["flags"]) or "-",
         )
     if not document["conditions"]:
-        console.print(f"sweep {summary.sweep}: no committed trials yet")
+        console.print(f"sweep {results.sweep}: no committed trials yet")
     else:
         console.print(table)
-    for note in caveats(summary.rows):
+    for note in caveats(results.rows):
         console.print(note, style="yellow", highlight=False)
-    if summary.unfinished:
+    if results.unfinished:
         console.print(
-            f"{len(summary.unfinished)} trial(s) not committed yet (no result.json)", highlight=False
+            f"{len(results.unfinished)} trial(s) not committed yet (no result.json)", highlight=False
         )
-    if summary.skipped:
-        console.print(f"{len(summary.skipped)} trial dir(s) skipped: not Buzz trials", highlight=False)
+    if results.skipped:
+        console.print(f"{len(results.skipped)} trial dir(s) skipped: not Buzz trials", highlight=False)
     if "failures" in document:
         render_failures(console, document["failures"])
 

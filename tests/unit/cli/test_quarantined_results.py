@@ -1,4 +1,4 @@
-"""buzzctl sweep summary and report over a sweep with a leaked key: the trial whose bundle the
+"""buzzctl sweep results and report over a sweep with a leaked key: the trial whose bundle the
 scan flagged is scored like the others and marked SECRETS×n, also when its bundle went under the
 quarantine prefix (read through the trial's quarantined.json); a reader who cannot list the
 quarantine sees it as not committed, never as clean.
@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 from buzz_operator.cli.main import app
 from buzz_operator.ledger.secret_scan import scan_bundle
-from buzz_operator.results import SUMMARY_SCHEMA
+from buzz_operator.results import RESULTS_SCHEMA
 from buzz_operator.storage import FileStore, upload_bundle
 from buzz_operator.storage.bundle import write_quarantine_pointer
 from buzz_operator.storage.prefixed import PrefixedStore
@@ -57,10 +57,10 @@ def _store(tmp_path: Path, *, quarantine: str | None) -> str:
 
 
 def _summary(store: str) -> dict:  # type: ignore[type-arg]
-    result = CliRunner().invoke(app, ["sweep", "summary", "leaky", "--store", store, "-o", "json"])
+    result = CliRunner().invoke(app, ["sweep", "results", "leaky", "--store", store, "-o", "json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
-    jsonschema.Draft202012Validator(SUMMARY_SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(RESULTS_SCHEMA).validate(document)
     return document
 
 
@@ -68,7 +68,7 @@ def test_a_leaked_key_is_flagged_in_place(tmp_path: Path) -> None:
     document = _summary(_store(tmp_path, quarantine=None))
     [row] = document["conditions"]
     assert row["n"] == 2 and "SECRETS×1" in row["flags"]
-    table = CliRunner().invoke(app, ["sweep", "summary", "leaky", "--store", _store(tmp_path / "again", quarantine=None)])
+    table = CliRunner().invoke(app, ["sweep", "results", "leaky", "--store", _store(tmp_path / "again", quarantine=None)])
     assert "SECRETS×1" in table.stdout and LEAKED not in table.stdout
 
 

@@ -30,7 +30,7 @@ class TrialState(StrEnum):
     BROKEN = "broken"
 
 
-class TrialSummary(NamedTuple):
+class TrialView(NamedTuple):
     """A named tuple, not a dataclass: settled trials' summaries are rebuilt from columns on every
     reconcile (sweep/columns.py), and a tuple is built three times faster."""
 
@@ -58,9 +58,9 @@ class TrialSummary(NamedTuple):
         return self.state in {TrialState.PENDING, TrialState.RUNNING}
 
 
-def just_created(name: str, sweep: str, task: str, attempt: int, namespace: str) -> TrialSummary:
+def just_created(name: str, sweep: str, task: str, attempt: int, namespace: str) -> TrialView:
     """A trial this reconcile created, before any watch has reported it: pending, nothing spent."""
-    return TrialSummary(name=name, sweep=sweep, task=task, attempt=attempt, state=TrialState.PENDING,
+    return TrialView(name=name, sweep=sweep, task=task, attempt=attempt, state=TrialState.PENDING,
                         namespace=namespace)
 
 
@@ -88,7 +88,7 @@ def is_scored(status: BuzzTrialStatus) -> bool:
     return status.phase is Phase.FAILED and status.failure_class is FailureClass.OUTCOME
 
 
-def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
+def view_trial(body: Mapping[str, Any]) -> TrialView:
     """Summary of a BuzzTrial object as the API server returns it."""
     metadata = body.get("metadata") or {}
     annotations = metadata.get("annotations") or {}
@@ -96,7 +96,7 @@ def summarize_trial(body: Mapping[str, Any]) -> TrialSummary:
     spec = body.get("spec") or {}
     status = BuzzTrialStatus.model_validate(body.get("status") or {})
     scored = is_scored(status)
-    return TrialSummary(
+    return TrialView(
         name=sys.intern(str(metadata.get("name", ""))),  # shared with the metrics and the log filter
         namespace=sys.intern(str(metadata.get("namespace", ""))),
         sweep=sys.intern(str(spec.get("sweepName", ""))),

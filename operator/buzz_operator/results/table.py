@@ -175,7 +175,7 @@ def group(records: Iterable[TrialRecord]) -> list[ConditionRow]:
 
 
 @dataclass(frozen=True, slots=True)
-class SweepSummary:
+class ResultsTable:
     """A sweep read from its bundles: the rows plus the trials that are not rows yet."""
 
     sweep: str
@@ -188,7 +188,7 @@ class SweepSummary:
         return [t for row in self.rows for t in row.trials]
 
 
-def summarize(
+def tabulate(
     sweep: str, records: Iterable[TrialRecord], *, unfinished: Iterable[str] = (), skipped: Iterable[str] = ()
-) -> SweepSummary:
-    return SweepSummary(sweep, group(records), tuple(sorted(unfinished)), tuple(sorted(skipped)))
+) -> ResultsTable:
+    return ResultsTable(sweep, group(records), tuple(sorted(unfinished)), tuple(sorted(skipped)))

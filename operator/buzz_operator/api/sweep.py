@@ -394,7 +394,21 @@ class BuzzSweepSpec(
         ),
     )
     timeout_multiplier: float = Field(
-        1.0, gt=0, le=100, description="Scales every per-step deadline taken from task.toml."
+        1.0, gt=0, le=100,
+        description="Scales the task's agent and verifier deadlines (task.toml); the pod's start and the "
+                    "setup have their own (podStartSeconds, setupSeconds), never scaled.",
+    )
+    pod_start_seconds: int | None = Field(
+        None, gt=0, le=24 * 3600,
+        description="How long a trial pod may take to be scheduled, pull its images and start its containers "
+                    "before the try fails as ScheduleTimeout (infra, retried); the task's "
+                    "environment.build_timeout_sec (600 s by default) when unset. A queued pod's wait for "
+                    "Kueue is queueWaitSeconds, apart from this.",
+    )
+    setup_seconds: int | None = Field(
+        None, gt=0, le=3600,
+        description="How long the stack install, the forwarder and every agent's subscription may take once "
+                    "the pod runs, before the try fails (infra, retried); 120 when unset.",
     )
     retry: RetryPolicy = Field(
         default_factory=RetryPolicy,

@@ -100,7 +100,7 @@ class TrialResources(SpecModel):
 
 
 class TrialDeadlines(SpecModel):
-    """Per-step deadlines in seconds, already scaled by the sweep's timeoutMultiplier."""
+    """Per-step deadlines in seconds; the agent and verifier ones already scaled by the sweep's timeoutMultiplier."""
 
     schedule_seconds: int = Field(gt=0, description="Pod scheduled, images pulled and containers started.")
     setup_seconds: int = Field(gt=0, description="Stack installed, forwarder up, every agent subscribed.")
@@ -259,6 +259,33 @@ class FailedTry(StatusModel):
     finished_at: Timestamp | None = Field(None, description="When the try failed.")
 
 
+class ResourceUsage(StatusModel):
+    """What the task container's cgroup says one phase used (docs/resources.md#telemetry). A
+    figure the kernel does not give is unset."""
+
+    cgroup: int = Field(description="The cgroup version read: 1 or 2.")
+    peak_memory_mb: float | None = Field(
+        None, alias="peakMemoryMB", description="The container's peak memory so far, MiB (not reset between phases)."
+    )
+    memory_limit_mb: float | None = Field(
+        None, alias="memoryLimitMB", description="The container's memory limit, MiB; unset when it has none."
+    )
+    oom_kills: int | None = Field(None, ge=0, description="Processes the kernel killed for memory in this phase.")
+    cpu_seconds: float | None = Field(None, ge=0, description="CPU time used in this phase.")
+    periods: int | None = Field(None, ge=0, description="CFS periods in this phase (counted under a CPU limit).")
+    throttled_periods: int | None = Field(None, ge=0, description="Periods in which the container was throttled.")
+    throttled_seconds: float | None = Field(None, ge=0, description="Time the container was throttled.")
+
+
+class TrialResourceUsage(StatusModel):
+    """The current try's resource use, by phase."""
+
+    agents: ResourceUsage | None = Field(
+        None, description="From the container's start until the agents stopped: stack setup and the agents' run."
+    )
+    verifier: ResourceUsage | None = Field(None, description="The verifier's run, its dependencies' install excluded.")
+
+
 class RegradeResult(StrEnum):
     REGRADED = "regraded"
     NOT_REGRADABLE = "not-regradable"
@@ -368,6 +395,9 @@ class BuzzTrialStatus(StatusModel):
     )
     regrade: RegradeRecord | None = Field(
         None, description="The last regrade of this trial's verifier on its recorded evidence."
+    )
+    resource_usage: TrialResourceUsage | None = Field(
+        None, description="What the current try's task container used, by phase, read from its cgroup."
     )
     kopf: dict[str, Any] | None = Field(
         None, description=KOPF_STATUS_DESCRIPTION, json_schema_extra=PRESERVE_UNKNOWN

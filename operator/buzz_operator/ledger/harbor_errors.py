@@ -38,6 +38,8 @@ HARBOR_EXCEPTION_TYPES: Mapping[str, str] = {
     "NodeLost": "GKEPodNotFoundError",
     "Preempted": "GKEPodNotFoundError",
     "ExecStreamBroken": "GKEExecStreamClosedError",
+    # a container killed at its memory limit (Harbor: sandbox failed, retried, not graded)
+    "OOMKilled": "MemoryLimitExceededError",
     # the relay (and its database) is the trial environment's service: its health check failed
     "RelayUnavailable": "HealthcheckError",
     "PostgresUnavailable": "HealthcheckError",

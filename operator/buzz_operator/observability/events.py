@@ -18,6 +18,7 @@ from buzz_operator.api.escapes import Escape
 from buzz_operator.api.secret_text import scrub
 from buzz_operator.api.trial import BuzzTrialStatus, Phase, RegradeResult
 from buzz_operator.observability.metrics import failures
+from buzz_operator.trial.pressure import RESOURCE_PRESSURE
 from buzz_operator.trial.secret_findings import SECRETS_FOUND
 
 NORMAL, WARNING = "Normal", "Warning"
@@ -99,11 +100,14 @@ def _reward(value: float | None) -> str:
 # buzz_trial_phase_duration_seconds metric. An Event is an API write: one per phase was 6 of a
 # trial's 32 writes (bench/trial.py).
 FINISHES = frozenset({Phase.SUCCEEDED, Phase.FAILED})
+# Conditions whose turning true (or unknown) is a Warning of its own
+WARNING_CONDITIONS = (SECRETS_FOUND, RESOURCE_PRESSURE)
 
 
 def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
     """One Warning per failure the write records, one when the bundle's secret scan found
-    something (SecretsInBundle) or could not look, and one when the trial finishes."""
+    something (SecretsInBundle) or could not look, one when the task container was under
+    resource pressure (ProcessesOOMKilled), and one when the trial finishes."""
     out: list[Event] = []
     for phase, reason, failure_class in failures(old, new):
         detail = new.message if new.reason == reason and new.message else ""
@@ -118,13 +122,14 @@ def trial_events(old: BuzzTrialStatus, new: BuzzTrialStatus) -> list[Event]:
                 ),
             )
         )
-    found = find_condition(new.conditions, SECRETS_FOUND)
-    before = find_condition(old.conditions, SECRETS_FOUND)
-    if found is not None and found.status is not ConditionStatus.FALSE and (
-        before is None or (before.status, before.reason) != (found.status, found.reason)
-    ):
-        # the condition's message names kinds, files and lines: never the matched text
-        out.append(Event(WARNING, found.reason, _clip(found.message)))
+    for warned in WARNING_CONDITIONS:
+        found = find_condition(new.conditions, warned)
+        before = find_condition(old.conditions, warned)
+        if found is not None and found.status is not ConditionStatus.FALSE and (
+            before is None or (before.status, before.reason) != (found.status, found.reason)
+        ):
+            # SecretsFound's message names kinds, files and lines: never the matched text
+            out.append(Event(WARNING, found.reason, _clip(found.message)))
     if new.phase != old.phase and new.phase in FINISHES:
         out.append(
             Event(

@@ -22,6 +22,7 @@ from buzz_operator.condition.paths import (
     remote_stderr_log,
     remote_stdout_log,
 )
+from buzz_operator.pod import cgroup
 
 STATE_DIR = f"{REMOTE_ROOT}/state"  # what the runtime recorded in the pod (pids, dispositions)
 # in STATE_DIR: why the evidence could not be exported (collect writes it, bundling keeps it)
@@ -246,18 +247,25 @@ def settle_then_stop(seat_ids: list[str], marker: str, settle_s: float, poll_s: 
 
 
 VERIFIER_EXIT = "@@verifier-exit "
+# the cgroup readings around the verifier (pod/cgroup.py)
+VERIFIER_START = "verifier-start"
+VERIFIER_END = "verifier-end"
+AGENTS_END = "agents-end"
 
 
 def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:
     """tests/test.sh with the verifier timeout and task.toml's `[verifier] env` (literal values
     only: the loader refuses Harbor's host templates); its output kept where Harbor keeps it.
-    Its exit status goes to stderr as `@@verifier-exit N`, and /logs/verifier follows on stdout
-    as a tar: grading reads the verifier's output in the exec that ran it, not in one more."""
+    Its exit status goes to stderr as `@@verifier-exit N`, the container's cgroup counters before
+    and after it (pod/cgroup.py, labels VERIFIER_START and VERIFIER_END) too, and /logs/verifier
+    follows on stdout as a tar: grading reads the verifier's output in the exec that ran it."""
     assigned = "".join(f"{shlex.quote(f'{key}={value}')} " for key, value in sorted((env or {}).items()))
     return (
+        f"{cgroup.read(VERIFIER_START)}\n"
         "mkdir -p /logs/verifier && "
         f"{'env ' + assigned if assigned else ''}timeout -k 5 {timeout_s} bash /tests/test.sh "
         ">/logs/verifier/test-stdout.txt "
         f'2>/logs/verifier/test-stderr.txt; echo "{VERIFIER_EXIT}$?" >&2\n'
+        f"{cgroup.read(VERIFIER_END)}\n"
         "if [ -d /logs/verifier ]; then tar -c -f - -C /logs/verifier .; fi"
     )

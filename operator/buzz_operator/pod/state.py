@@ -50,6 +50,11 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
         if reason in CRASHES:
             return PodState(False, "ContainerCrashed", detail)
         terminated = (container.get("state") or {}).get("terminated") or {}
+        if terminated.get("reason") == "OOMKilled":
+            # the kernel killed the container for memory: the box's limit decided, not the team
+            # (docs/resources.md#oom); retried like any infra failure
+            return PodState(False, "OOMKilled", f"{container.get('name')} was OOM-killed at its memory limit "
+                                                f"(exit {terminated.get('exitCode')})")
         if terminated and terminated.get("exitCode", 0) != 0:
             # the last line of its termination message: the stack install says there why it
             # refused the image (pod/stack_install.py)

@@ -36,6 +36,9 @@ INFRA_REASONS = frozenset(
         "ErrImagePull",
         "ImagePullBackOff",
         "ContainerCrashed",
+        # a container of the trial pod killed by the kernel at its memory limit: the sandbox's
+        # size decided, so it is retried and never graded (docs/resources.md#oom)
+        "OOMKilled",
         "StackInstallFailed",
         "ForwarderFailed",
         "AgentsNotReady",
@@ -67,6 +70,10 @@ BROKEN_REASONS = frozenset(
         "VerifierBroken",
         "AccountingUnreconciled",
         "PromptHashMismatch",
+        # the verifier's own run was cut short by the box: OOM-killed processes, or a timeout
+        # while throttled for most of its CPU periods (docs/resources.md#verifier) — never a zero
+        "VerifierOutOfMemory",
+        "VerifierStarved",
     }
 )
 

@@ -66,6 +66,8 @@ def build_trial_spec(
         build_timeout_sec=config.environment.build_timeout_sec,
         manifest_timeout_seconds=manifest.trial_budget.timeout_seconds,
         multiplier=sweep.timeout_multiplier,
+        pod_start_seconds=sweep.pod_start_seconds,
+        setup_seconds=sweep.setup_seconds,
     )
     if queue_name is not None and sweep.queue_wait_seconds is not None:
         deadlines = deadlines.model_copy(update={"queue_seconds": sweep.queue_wait_seconds})

@@ -7,8 +7,12 @@ to buzz-acp as the turn cap). Whichever is shorter therefore fired first, so the
 deadline here is the minimum of the two, and `agent_source` records which one it was —
 a sweep whose manifest budget quietly undercuts the task's limit is visible in every trial
 (the seed's preflight demanded budget ≥ task timeout × multiplier for exactly this reason).
-The multiplier scales task.toml numbers only: the manifest budget is part of the condition
-and its hash, and scaling it would change the experiment rather than the machine's speed.
+The multiplier scales the task's own agent and verifier limits only. Not the manifest budget:
+it is part of the condition and its hash, and scaling it would change the experiment rather
+than the machine's speed. Not the pod's start (scheduling, image pulls, containers) nor the
+setup (stack install, agents subscribed): they measure the cluster, not the task, and a sweep
+with `timeoutMultiplier: 0.0001` must give agent timeouts, not a pod that could not start in
+one second (docs/corridor.md#deadlines). Both have their own sweep settings.
 """
 
 from __future__ import annotations
@@ -40,17 +44,23 @@ def step_deadlines(
     build_timeout_sec: float,
     manifest_timeout_seconds: int,
     multiplier: float,
+    pod_start_seconds: int | None = None,
+    setup_seconds: int | None = None,
 ) -> TrialDeadlines:
     """Deadlines for one trial; every input is validated here so a bad number names itself.
 
     ``agent_timeout_sec`` None is Harbor's unset `[agent] timeout_sec`: no task limit, so the
-    manifest's budget is the agents' deadline (agent_source "manifest")."""
+    manifest's budget is the agents' deadline (agent_source "manifest"). ``pod_start_seconds``
+    and ``setup_seconds`` are the sweep's (spec.podStartSeconds, spec.setupSeconds); unset, the
+    task's build timeout and SETUP_SECONDS."""
     inputs: list[tuple[str, float]] = [] if agent_timeout_sec is None else [("agent_timeout_sec", agent_timeout_sec)]
     inputs += [
         ("verifier_timeout_sec", verifier_timeout_sec),
         ("build_timeout_sec", build_timeout_sec),
         ("manifest_timeout_seconds", manifest_timeout_seconds),
         ("multiplier", multiplier),
+        *((name, value) for name, value in (("pod_start_seconds", pod_start_seconds),
+                                            ("setup_seconds", setup_seconds)) if value is not None),
     ]
     for name, value in inputs:
         if not (value > 0 and math.isfinite(value)):
@@ -62,8 +72,8 @@ def step_deadlines(
         agent_seconds, source = task_agent, TASK
     return TrialDeadlines(
         # Pulling a prebuilt image stands where Harbor built it, so the build timeout bounds it.
-        schedule_seconds=_seconds(build_timeout_sec * multiplier),
-        setup_seconds=_seconds(SETUP_SECONDS * multiplier),
+        schedule_seconds=pod_start_seconds or _seconds(build_timeout_sec),
+        setup_seconds=setup_seconds or _seconds(SETUP_SECONDS),
         agent_seconds=agent_seconds,
         agent_source=source,
         collect_seconds=COLLECT_SECONDS,

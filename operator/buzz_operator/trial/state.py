@@ -39,10 +39,12 @@ from buzz_operator.api.trial import (
     Outcome,
     Phase,
     PhaseTimes,
+    ResourceUsage,
     Tokens,
+    TrialResourceUsage,
 )
 from buzz_operator.scoring.failures import StepFailure, classify_reason, failure_outcome
-from buzz_operator.trial import secret_findings
+from buzz_operator.trial import pressure, secret_findings
 from buzz_operator.trial.backoff import retry_delay
 from buzz_operator.trial.secret_findings import SecretFindings
 
@@ -112,17 +114,20 @@ class Spend:
 
 @dataclass(frozen=True)
 class Collected:
-    """Agents stopped, logs and evidence gathered, usage reconciled."""
+    """Agents stopped, logs and evidence gathered, usage reconciled; what the task container used
+    until then (None where its cgroup could not be read)."""
 
     spend: Spend
+    resources: ResourceUsage | None = None
 
 
 @dataclass(frozen=True)
 class Graded:
-    """Verifier finished with a reward."""
+    """Verifier finished with a reward; what its run used (None where the cgroup could not be read)."""
 
     reward: float
     rewards: dict[str, float] = field(default_factory=dict)
+    resources: ResourceUsage | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +232,8 @@ def advance(
     if isinstance(fact, Bundled) and fact.secrets is not None:
         changes |= {"secret_findings": fact.secrets if secret_findings.is_notable(fact.secrets) else None}
         conditions = _with_secrets_condition(conditions, fact.secrets, fact.bundle_url, now, generation)
+    if isinstance(fact, Collected) and (pressed := pressure.condition(fact.resources)) is not None:
+        conditions = set_condition(conditions, pressure.RESOURCE_PRESSURE, True, *pressed, now=now, generation=generation)
     moved = status.model_copy(update={**changes, "conditions": conditions})
     target = _after_done(moved)
     if target is Phase.FAILED:
@@ -261,12 +268,19 @@ def _fact_changes(status: BuzzTrialStatus, fact: Fact) -> dict[str, Any]:
         case Ran():
             changes |= _run_changes(fact)
         case Collected():
-            changes |= _with_spend(status, fact.spend)
+            changes |= _with_spend(status, fact.spend) | {"resource_usage": _used(None, agents=fact.resources)}
         case Graded():
-            changes |= {"reward": fact.reward, "rewards": dict(fact.rewards)}
+            changes |= {"reward": fact.reward, "rewards": dict(fact.rewards),
+                        "resource_usage": _used(status.resource_usage, verifier=fact.resources)}
         case Bundled():
             changes |= {"bundle_url": fact.bundle_url}
     return changes
+
+
+def _used(recorded: TrialResourceUsage | None, **phase: ResourceUsage | None) -> TrialResourceUsage | None:
+    """The try's resource use with one phase's added; None while no phase could be read."""
+    used = (recorded or TrialResourceUsage()).model_copy(update=phase)
+    return used if used.agents is not None or used.verifier is not None else None
 
 
 def _run_changes(fact: Ran) -> dict[str, Any]:
@@ -478,6 +492,7 @@ def _new_try(
             "channel_id": None,
             "pod": None,
             "stack": None,
+            "resource_usage": None,
             "task_event_id": None,
             "completion_message_id": None,
             "outcome": None,

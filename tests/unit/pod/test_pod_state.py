@@ -47,3 +47,14 @@ def test_a_pod_without_sidecars_is_ready_on_its_main_containers() -> None:
     pod["spec"]["initContainers"] = [{"name": "stack"}]
     pod["status"]["initContainerStatuses"] = pod["status"]["initContainerStatuses"][:1]
     assert pod_state(pod).ready
+
+
+def test_a_container_killed_at_its_memory_limit_is_oom_killed_not_a_crash() -> None:
+    # as the kubelet reports a container the kernel killed for memory (exit 137, reason OOMKilled)
+    killed = {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-12-01T00:00:00Z",
+                             "finishedAt": "2026-12-01T00:01:00Z"}}
+    state = pod_state(_pod(RUNNING, killed, phase="Failed"))
+    assert (state.ready, state.reason) == (False, "OOMKilled")
+    assert state.message == "task was OOM-killed at its memory limit (exit 137)"
+    crashed = {"terminated": {"exitCode": 137, "reason": "Error"}}
+    assert pod_state(_pod(RUNNING, crashed, phase="Failed")).reason == "ContainerCrashed"

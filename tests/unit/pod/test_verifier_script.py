@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from buzz_operator.kube import tar
+from buzz_operator.pod import cgroup
 from buzz_operator.pod.shell import VERIFIER_EXIT, run_verifier
+from buzz_operator.trial.steps.verifier import verifier_usage
 
 
 def _run(tmp_path: Path, test_sh: str, timeout_s: int = 30, env: dict[str, str] | None = None
@@ -19,7 +21,8 @@ def _run(tmp_path: Path, test_sh: str, timeout_s: int = 30, env: dict[str, str] 
     script = run_verifier(timeout_s, env).replace("/tests/", f"{tmp_path}/tests/").replace("/logs/", f"{tmp_path}/logs/")
     ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60, check=False)
     files = tar.unpack(ran.stdout) if ran.stdout else {}
-    return ran.returncode, files, ran.stderr.decode().splitlines()
+    # the cgroup readings around the verifier are the next test's
+    return ran.returncode, files, [line for line in ran.stderr.decode().splitlines() if not line.startswith(cgroup.MARK)]
 
 
 def test_the_output_comes_back_as_a_tar_and_the_exit_on_stderr(tmp_path: Path) -> None:
@@ -47,3 +50,15 @@ def test_a_verifier_past_its_timeout_says_124(tmp_path: Path) -> None:
 def test_the_verifier_env_reaches_test_sh(tmp_path: Path) -> None:
     _, files, _ = _run(tmp_path, 'echo "$MODE"\n', env={"MODE": "strict mode"})
     assert files["test-stdout.txt"] == b"strict mode\n"
+
+
+def test_the_cgroup_is_read_before_and_after_the_verifier(tmp_path: Path) -> None:
+    # this host's own cgroup (v1 or v2): the verifier burns CPU, the reading after shows it
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test.sh").write_text("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done\n")
+    script = run_verifier(30).replace("/tests/", f"{tmp_path}/tests/").replace("/logs/", f"{tmp_path}/logs/")
+    ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60, check=False)
+    used = verifier_usage(ran.stderr.decode())
+    assert used is not None and used.cgroup in (1, 2)
+    assert used.cpu_seconds is not None and used.cpu_seconds > 0
+    assert used.peak_memory_mb is not None and used.peak_memory_mb > 0

@@ -67,8 +67,8 @@ def test_spec_resolves_image_resources_and_deadlines() -> None:
         "endpoints": ["standin/oracle"],
         "resources": {"cpus": 1.0, "memoryMB": 1024, "storageMB": 1024},
         "deadlines": {
-            "scheduleSeconds": 1200,
-            "setupSeconds": 240,
+            "scheduleSeconds": 600,  # the pod start and setup are not × timeoutMultiplier
+            "setupSeconds": 120,
             # task: 300 s × 2 = 600 s; the manifest's 300 s budget is shorter and wins.
             "agentSeconds": 300,
             "agentSource": "manifest",

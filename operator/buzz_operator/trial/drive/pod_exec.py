@@ -13,6 +13,7 @@ from buzz_operator.kube import exec as kexec
 from buzz_operator.kube import objects, tar
 from buzz_operator.kube.exec import ExecResult
 from buzz_operator.pod.shell import STATE_DIR
+from buzz_operator.pod.state import pod_state
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.trial.drive.context import TrialContext
 
@@ -37,6 +38,10 @@ async def sh(
     except ApiException as exc:
         reason = "PodDeleted" if exc.status == 404 else "ApiServerUnavailable"
         raise StepFailure(reason, f"exec into {pod}: HTTP {exc.status}") from exc
+
+
+# How a container can die under an exec that pod_state names; anything else is a broken stream.
+DIED = frozenset({"OOMKilled", "ContainerCrashed"})
 
 
 async def follow(ctx: TrialContext, pod: str, script: str) -> AsyncIterator[bytes]:
@@ -64,6 +69,9 @@ async def stream_broken(ctx: TrialContext, pod: str, error: Exception) -> StepFa
     status = found.get("status") or {}
     if status.get("reason") == "Evicted":
         return StepFailure("PodEvicted", f"pod {pod} was evicted: {status.get('message', '')}"[:300])
+    state = pod_state(found)
+    if state.reason in DIED:  # the task container died under the exec: say how
+        return StepFailure(state.reason, f"pod {pod}: {state.message}"[:300])
     return StepFailure("ExecStreamBroken", message)
 
 

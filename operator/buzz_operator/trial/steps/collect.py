@@ -9,11 +9,13 @@ from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from buzz_operator.api.trial import BuzzTrialStatus, FailureClass
+from buzz_operator.api.trial import BuzzTrialStatus, FailureClass, ResourceUsage
 from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting
+from buzz_operator.pod import cgroup
 from buzz_operator.pod.shell import (
+    AGENTS_END,
     EVIDENCE_ERROR,
     INSTALL_VERIFIER_DEPS,
     STATE_DIR,
@@ -26,7 +28,7 @@ from buzz_operator.relay.tenant_models import ProvisioningError
 from buzz_operator.scoring.failures import StepFailure, classify_reason
 from buzz_operator.trial.drive import egress_phase
 from buzz_operator.trial.drive.context import TrialContext
-from buzz_operator.trial.drive.pod_exec import fact_files, record, upload_files, upload_then
+from buzz_operator.trial.drive.pod_exec import fact_files, record, sh, upload_files, upload_then
 from buzz_operator.trial.state import Collected, Spend
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
@@ -80,8 +82,17 @@ def _rooted(path: str) -> str:
     return path.lstrip("/")
 
 
+async def agents_usage(ctx: TrialContext, pod: str) -> ResourceUsage | None:
+    """What the task container used until the agents stopped, read before the verifier's
+    dependencies add to it (docs/resources.md#telemetry); None where the cgroup cannot be read."""
+    ran = await sh(ctx, pod, cgroup.read(AGENTS_END))
+    reading = cgroup.parse(ran.stderr.decode("utf-8", "replace"), AGENTS_END)
+    return None if reading is None else cgroup.usage(reading)
+
+
 async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
     pod = status.pod or ctx.pod(status.retries)
+    resources = await agents_usage(ctx, pod)
     logs = await egress_phase.enter_grading(ctx, pod)  # the agents' egress ends here (docs/egress.md)
     spend = account(ctx, logs)
     exported = await _export(ctx, status)
@@ -103,4 +114,4 @@ async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
         await upload_then(ctx, pod, "/", files, script, timeout_s=VERIFIER_DEPS_DEADLINE_S)
     except TimeoutError:
         await record(ctx, pod, {"container_verifier_deps": "unavailable"})
-    return Collected(spend=spend)
+    return Collected(spend=spend, resources=resources)

@@ -12,16 +12,20 @@ import math
 import tempfile
 from pathlib import Path
 
+from buzz_operator.api.trial import ResourceUsage
 from buzz_operator.kube import tar
 from buzz_operator.ledger import read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
-from buzz_operator.pod.shell import VERIFIER_EXIT, run_verifier
+from buzz_operator.pod import cgroup
+from buzz_operator.pod.shell import VERIFIER_END, VERIFIER_EXIT, VERIFIER_START, run_verifier
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.trial.drive.context import TrialContext
 from buzz_operator.trial.drive.pod_exec import stream_broken, upload_then
 from buzz_operator.trial.state import Graded
 
 TESTS_DIR = "/tests"
+# A verifier that timed out throttled in at least this share of its CPU periods was starved.
+STARVED_SHARE = 0.5
 VERIFIER_DIR = "/logs/verifier"
 
 
@@ -46,8 +50,12 @@ async def verify(ctx: TrialContext, pod: str) -> tuple[Graded, dict[str, bytes]]
                                 run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
     except TimeoutError as exc:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
-    said = ran.stderr.decode("utf-8", "replace").splitlines()
+    stderr = ran.stderr.decode("utf-8", "replace")
+    said = stderr.splitlines()
     exits = [line.removeprefix(VERIFIER_EXIT).strip() for line in said if line.startswith(VERIFIER_EXIT)]
+    used = verifier_usage(stderr)
+    if (boxed := box_failure(used, timed_out=exits[-1:] in (["124"], ["137"]))) is not None:
+        raise boxed
     if exits[-1:] in (["124"], ["137"]):
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s")
     if not ran.ok:  # the verifier's own status is in `exits`; this is the tar of its output
@@ -65,7 +73,27 @@ async def verify(ctx: TrialContext, pod: str) -> tuple[Graded, dict[str, bytes]]
             raise StepFailure(reason, f"{type(exc).__name__}: {exc}"[:300]) from exc
     if "reward" not in rewards:
         raise StepFailure("RewardInvalid", "the verifier wrote no numeric `reward`")
-    return Graded(reward=rewards["reward"], rewards=rewards), files
+    return Graded(reward=rewards["reward"], rewards=rewards, resources=used), files
+
+
+def verifier_usage(stderr: str) -> ResourceUsage | None:
+    """What the verifier's run used, from the readings around it in its exec's stderr."""
+    end = cgroup.parse(stderr, VERIFIER_END)
+    return None if end is None else cgroup.usage(end, cgroup.parse(stderr, VERIFIER_START))
+
+
+def box_failure(used: ResourceUsage | None, *, timed_out: bool) -> StepFailure | None:
+    """The verifier's run cut short by its box, not by the answer it graded: a process OOM-killed,
+    or a timeout while throttled in most CPU periods. Broken, so never scored 0."""
+    if used is None:
+        return None
+    if used.oom_kills:
+        return StepFailure("VerifierOutOfMemory", f"the kernel killed {used.oom_kills} verifier process(es) for "
+                                                  f"memory (peak {used.peak_memory_mb} MiB of {used.memory_limit_mb} MiB)")
+    if timed_out and used.periods and (used.throttled_periods or 0) >= STARVED_SHARE * used.periods:
+        return StepFailure("VerifierStarved", f"tests/test.sh timed out throttled in {used.throttled_periods} of "
+                                              f"{used.periods} CPU periods ({used.throttled_seconds} s)")
+    return None
 
 
 def _tests_files(tests_dir: Path) -> dict[str, bytes | tuple[bytes, int]]:

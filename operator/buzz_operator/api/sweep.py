@@ -364,12 +364,49 @@ QUEUE_NAME_MAX = 63
 DEFAULT_QUEUE_SECONDS = 3600
 
 
+class Headroom(
+    SpecModel,
+    json_schema_extra=validations(rule(
+        "!has(self.unlimited) || !self.unlimited || !has(self.limitMultiple)",
+        "spec.resources.limitMultiple and spec.resources.unlimited are two answers to one question: set one",
+        field_path=".limitMultiple",
+    )),
+):
+    """How much room a trial's task container gets around what task.toml asks (docs/resources.md#headroom)."""
+
+    limit_multiple: float | None = Field(
+        None, ge=1, le=100,
+        description="The CPU and memory limits as a multiple of task.toml's values (after the condition's "
+                    "overrides): 1 is Harbor's and the seed's box, 3 leaves room for the bursts that otherwise "
+                    "end as OOM kills and throttling. The operator default (chart value resources.limitMultiple, "
+                    "1) when unset.",
+    )
+    unlimited: bool = Field(False, description="No CPU or memory limit at all: the pod may burst to the node's.")
+    request_fraction: float | None = Field(
+        None, gt=0, le=1,
+        description="The share of task.toml's CPU and memory the pod requests (what the scheduler reserves); "
+                    "1 when unset. Generalises spec.cpuRequestFraction to memory; set one of the two.",
+    )
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> Headroom:
+        if self.unlimited and self.limit_multiple is not None:
+            raise ValueError("spec.resources.limitMultiple and spec.resources.unlimited are two answers to one "
+                             "question: set one")
+        return self
+
+
 class BuzzSweepSpec(
     SpecModel,
     json_schema_extra=validations(rule(
         "!has(self.stack) || !has(self.stackImage)",
         "spec.stack and spec.stackImage are one setting: set spec.stack only (stackImage is its deprecated alias)",
         field_path=".stackImage",
+    ), rule(
+        "!has(self.resources) || !has(self.resources.requestFraction) || !has(self.cpuRequestFraction) "
+        "|| self.cpuRequestFraction == 1.0",
+        "spec.resources.requestFraction and spec.cpuRequestFraction are one setting: set resources.requestFraction",
+        field_path=".resources.requestFraction",
     )),
 ):
     """What to run: one condition over a dataset, k attempts per task."""
@@ -392,6 +429,11 @@ class BuzzSweepSpec(
             "trial pods get Guaranteed QoS; a small development cluster can lower it to run several "
             "trials side by side. The limit, what the agents may use, stays what task.toml asks."
         ),
+    )
+    resources: Headroom | None = Field(
+        None, description="Room around task.toml's CPU and memory: the limit as a multiple, or none, and the "
+                          "share requested. Part of what the experiment is: recorded in lock.json and every "
+                          "result.json (docs/resources.md#headroom).",
     )
     timeout_multiplier: float = Field(
         1.0, gt=0, le=100,
@@ -481,6 +523,22 @@ class BuzzSweepSpec(
             "verifier reads the container's state cannot be regraded and say so in status.regrade."
         ),
     )
+
+    def headroom(self, default_limit_multiple: float = 1.0) -> dict[str, Any]:
+        """The room every trial's box has, as lock.json records it (docs/resources.md#headroom)."""
+        room = self.resources or Headroom()
+        fraction = room.request_fraction
+        return {"limitMultiple": None if room.unlimited else (room.limit_multiple or default_limit_multiple),
+                "cpuRequestFraction": fraction if fraction is not None else self.cpu_request_fraction,
+                "memoryRequestFraction": fraction if fraction is not None else 1.0}
+
+    @model_validator(mode="after")
+    def _one_request_fraction(self) -> BuzzSweepSpec:
+        # cpuRequestFraction's default 1.0 is "unset"
+        if self.resources is not None and self.resources.request_fraction is not None and self.cpu_request_fraction != 1.0:
+            raise ValueError("spec.resources.requestFraction and spec.cpuRequestFraction are one setting: set "
+                             "resources.requestFraction only")
+        return self
 
     @field_validator("stack_image")
     @classmethod

@@ -84,9 +84,9 @@ class FailureClass(StrEnum):
 
 
 class TrialResources(SpecModel):
-    """Task container resources from task.toml (after the condition's environment overrides).
-    Requests equal limits so the pod gets Guaranteed QoS and is evicted last, unless the sweep
-    lowers the CPU request (cpuRequestFraction)."""
+    """Task container resources from task.toml (after the condition's environment overrides), and
+    the room the sweep gives around them (docs/resources.md#headroom). By default requests equal
+    limits equal task.toml's, so the pod gets Guaranteed QoS and is evicted last."""
 
     cpus: float = Field(gt=0, le=512, description="CPU cores for the task container.")
     memory_mb: int = Field(gt=0, alias="memoryMB", description="Memory for the task container, MiB.")
@@ -95,8 +95,23 @@ class TrialResources(SpecModel):
     )
     cpu_request: float | None = Field(
         None, gt=0, le=512,
-        description="CPU the pod requests when below the limit (sweep cpuRequestFraction); unset = cpus.",
+        description="CPU the pod requests when below task.toml's (sweep resources.requestFraction); unset = cpus.",
     )
+    memory_request_mb: int | None = Field(
+        None, gt=0, alias="memoryRequestMB",
+        description="Memory the pod requests when below task.toml's (sweep resources.requestFraction); unset = memoryMB.",
+    )
+    limit_multiple: float = Field(
+        1.0, ge=1, le=100, description="The CPU and memory limits as a multiple of cpus and memoryMB (sweep resources)."
+    )
+    unlimited: bool = Field(False, description="No CPU or memory limit (sweep resources.unlimited).")
+
+    def headroom(self) -> dict[str, Any]:
+        """The room this box gives, as lock.json and result.json record it (docs/resources.md#headroom)."""
+        requested = self.cpu_request / self.cpus if self.cpu_request is not None else 1.0
+        return {"limitMultiple": None if self.unlimited else self.limit_multiple,
+                "cpuRequestFraction": round(requested, 4),
+                "memoryRequestFraction": round((self.memory_request_mb or self.memory_mb) / self.memory_mb, 4)}
 
 
 class TrialDeadlines(SpecModel):

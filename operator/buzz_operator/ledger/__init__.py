@@ -40,6 +40,7 @@ from buzz_operator.ledger.harbor_result import (
     TrialException,
     agent_metadata,
     agent_result,
+    box_metadata,
     build_trial_result,
     render_trial_result,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "account",
     "agent_metadata",
     "agent_result",
+    "box_metadata",
     "build_trial_result",
     "build_trial_summary",
     "classify_outcome",

@@ -105,7 +105,6 @@ def agent_metadata(
     run_id: str,
     trial_id: str,
     stack: Mapping[str, Any] | None,
-    resource_usage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``agent_result.metadata`` in the seed's key order (docs/bundle.md#agent-metadata).
 
@@ -114,10 +113,9 @@ def agent_metadata(
     ``accounting_reconciled``, ``per_agent_tokens`` and ``stopped_without_done`` from here.
     Last, the project's ``stack`` (api.stack.stack_record: image, layout, digest, binaries): the
     seed had one stack per harness checkout; here results are keyed by it (results/table.py).
-    Then, when the task container's cgroup was read, ``resource_usage`` by phase
-    (docs/resources.md#telemetry): Harbor ignores the key, the project's readers flag pressure.
+    The box's own keys follow (``box_metadata``).
     """
-    metadata = {
+    return {
         "completion_message_id": completion_message_id,
         "completion_message": completion_message,
         "stopped_without_done": stopped_without_done,
@@ -140,9 +138,16 @@ def agent_metadata(
         "trial_id": trial_id,
         "stack": dict(stack) if stack is not None else None,
     }
+
+
+def box_metadata(headroom: Mapping[str, Any], resource_usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keys after the seed's: ``headroom``, the room the box gave around task.toml's CPU and
+    memory (docs/resources.md#headroom), and, when the task container's cgroup was read,
+    ``resource_usage`` by phase (docs/resources.md#telemetry). Harbor ignores both."""
+    box: dict[str, Any] = {"headroom": dict(headroom)}
     if resource_usage is not None:
-        metadata["resource_usage"] = dict(resource_usage)
-    return metadata
+        box["resource_usage"] = dict(resource_usage)
+    return box
 
 
 def agent_result(accounting: TrialAccounting, metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -95,13 +95,22 @@ def _quantity_cpu(cpus: float) -> str:
 
 
 def task_resources(resources: TrialResources) -> dict[str, dict[str, str]]:
-    amounts = {"cpu": _quantity_cpu(resources.cpus), "memory": f"{resources.memory_mb}Mi"}
-    if resources.storage_mb is not None:
-        amounts["ephemeral-storage"] = f"{resources.storage_mb}Mi"
-    requests = dict(amounts)
+    """The task container's requests (task.toml's, or the sweep's share of them) and limits
+    (task.toml's × the sweep's multiple, or no CPU and memory limit): docs/resources.md#headroom.
+    Ephemeral storage is requested and limited as task.toml asks."""
+    requests = {"cpu": _quantity_cpu(resources.cpus), "memory": f"{resources.memory_mb}Mi"}
     if resources.cpu_request is not None and resources.cpu_request < resources.cpus:
         requests["cpu"] = _quantity_cpu(resources.cpu_request)
-    return {"requests": requests, "limits": dict(amounts)}
+    if resources.memory_request_mb is not None and resources.memory_request_mb < resources.memory_mb:
+        requests["memory"] = f"{resources.memory_request_mb}Mi"
+    multiple = resources.limit_multiple
+    limits = {} if resources.unlimited else {
+        "cpu": _quantity_cpu(resources.cpus * multiple),
+        "memory": f"{math.ceil(resources.memory_mb * multiple)}Mi",
+    }
+    if resources.storage_mb is not None:
+        requests["ephemeral-storage"] = limits["ephemeral-storage"] = f"{resources.storage_mb}Mi"
+    return {"requests": requests, "limits": limits}
 
 
 # The networks a task can allow its verifier (Harbor's NetworkMode), as label values.

@@ -44,6 +44,7 @@ def sweep_lock(
     stack_digests: StackDigests | None,
     operator_image: str,
     origins: Mapping[str, Mapping[str, Any]] | None = None,
+    headroom: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``stack_digests`` is what the preflight canary read (None when it could not start: the
     lock then records the image and layout only, and each trial's result.json its own digests).
@@ -64,6 +65,8 @@ def sweep_lock(
         },
         "stack": stack_record(stack, stack_digests),
     }
+    if headroom is not None:  # the room each trial's box had: part of the experiment (docs/resources.md#headroom)
+        lock["resources"] = dict(headroom)
     if origins:
         lock["origins"] = {name: dict(origins[name]) for name in sorted(origins)}
     return lock
@@ -101,6 +104,15 @@ def _short(value: Any) -> str:
     return text[:12] if len(text) == 64 else text
 
 
+DEFAULT_HEADROOM = {"limitMultiple": 1.0, "cpuRequestFraction": 1.0, "memoryRequestFraction": 1.0}
+
+
+def _room(headroom: Mapping[str, Any]) -> str:
+    limit = headroom.get("limitMultiple")
+    return (f"{'no limit' if limit is None else f'limits {limit:g}×'}, requests "
+            f"{headroom.get('cpuRequestFraction', 1.0):g} CPU / {headroom.get('memoryRequestFraction', 1.0):g} memory")
+
+
 def lock_drift(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
     """None when `current` may resume into storage locked by `recorded`; else what changed.
 
@@ -124,6 +136,10 @@ def lock_drift(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> str |
             changes.append(f"{role} image changed ({old_images.get(role)} → {new_images.get(role)})")
     changes += _changed_keys("task image", old_images.get("tasks") or {}, new_images.get("tasks") or {})
     changes += _stack_drift(recorded.get("stack"), current.get("stack"))
+    # a lock from before headroom was recorded had the default box (1×, requests = limits)
+    old_room, new_room = recorded.get("resources") or DEFAULT_HEADROOM, current.get("resources") or DEFAULT_HEADROOM
+    if old_room != new_room:
+        changes.append(f"resources changed ({_room(old_room)} → {_room(new_room)})")
     if not changes:
         return None
     more = f" (and {len(changes) - 3} more)" if len(changes) > 3 else ""

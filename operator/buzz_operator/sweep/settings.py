@@ -26,6 +26,8 @@ class OperatorSettings:
     operator_cap: int | None = None
     endpoint_caps: Mapping[str, int] | None = None
     queue_name: str | None = None  # BUZZ_DEFAULT_QUEUE_NAME: the Kueue LocalQueue of sweeps that name none
+    # BUZZ_LIMIT_MULTIPLE (chart value resources.limitMultiple): the headroom of sweeps that set none
+    limit_multiple: float = 1.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
@@ -50,12 +52,26 @@ class OperatorSettings:
         if queue and (len(queue) > QUEUE_NAME_MAX or not re.match(QUEUE_NAME, queue)):
             raise ValueError(f"BUZZ_DEFAULT_QUEUE_NAME: {queue[:80]!r} is not a LocalQueue name that fits a label value")
         return cls(
+            limit_multiple=limit_multiple(environ.get("BUZZ_LIMIT_MULTIPLE", "")),
             stack=default_stack(environ),
             operator_image=environ.get("BUZZ_OPERATOR_IMAGE") or cls.operator_image,
             operator_cap=positive("BUZZ_MAX_ACTIVE_TRIALS", cap) if cap else None,
             endpoint_caps=caps or None,
             queue_name=queue or None,
         )
+
+
+def limit_multiple(text: str) -> float:
+    """BUZZ_LIMIT_MULTIPLE: a number from 1 to 100, 1 when empty."""
+    if not text.strip():
+        return 1.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 1 <= value <= 100:
+        raise ValueError(f"BUZZ_LIMIT_MULTIPLE: {text!r} is not a number from 1 to 100")
+    return value
 
 
 def default_stack(environ: Mapping[str, str]) -> StackSource:

@@ -7,13 +7,14 @@ ConfigMap or the dataset mid-sweep cannot change trials already planned.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from buzz_operator.api.common import API_VERSION
 from buzz_operator.api.labels import CREATED_AT_GENERATION, FINALIZER
 from buzz_operator.api.ownership import owner_reference
 from buzz_operator.api.stack import StackSource
-from buzz_operator.api.sweep import BuzzSweepSpec
+from buzz_operator.api.sweep import BuzzSweepSpec, Headroom
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import Task
@@ -21,19 +22,29 @@ from buzz_operator.sweep.planner import PlannedTrial
 from buzz_operator.trial.deadlines import step_deadlines
 
 
-def trial_resources(task: Task, manifest: ExperimentManifest, cpu_request_fraction: float = 1.0) -> TrialResources:
-    """task.toml's request, each part replaced by the condition's override when set (docs/condition.md#budgets); the
-    sweep may request only a share of the CPU limit (cpuRequestFraction). A part task.toml leaves
-    unset is the operator's default (dataset/config.py OPERATOR_DEFAULT_*), where Harbor would
-    request nothing."""
+def trial_resources(task: Task, manifest: ExperimentManifest, cpu_request_fraction: float = 1.0, *,
+                    headroom: Headroom | None = None, default_limit_multiple: float = 1.0) -> TrialResources:
+    """task.toml's request, each part replaced by the condition's override when set (docs/condition.md#budgets),
+    with the sweep's headroom around it (docs/resources.md#headroom): the limits a multiple of it
+    (the operator's default multiple when the sweep names none) or none, the requests a share of
+    it (resources.requestFraction for CPU and memory, or the older cpuRequestFraction for CPU).
+    A part task.toml leaves unset is the operator's default (dataset/config.py OPERATOR_DEFAULT_*),
+    where Harbor would request nothing."""
     task_cpus, task_memory_mb, task_storage_mb = task.config.environment.resources()
     overrides = manifest.environment
     cpus = overrides.override_cpus or task_cpus
+    memory_mb = overrides.override_memory_mb or task_memory_mb
+    room = headroom or Headroom()
+    cpu_fraction = room.request_fraction if room.request_fraction is not None else cpu_request_fraction
+    memory_fraction = room.request_fraction if room.request_fraction is not None else 1.0
     return TrialResources(
         cpus=cpus,
-        memory_mb=overrides.override_memory_mb or task_memory_mb,
+        memory_mb=memory_mb,
         storage_mb=overrides.override_storage_mb or task_storage_mb,
-        cpu_request=cpus * cpu_request_fraction if cpu_request_fraction < 1 else None,
+        cpu_request=cpus * cpu_fraction if cpu_fraction < 1 else None,
+        memory_request_mb=max(1, math.ceil(memory_mb * memory_fraction)) if memory_fraction < 1 else None,
+        limit_multiple=room.limit_multiple or default_limit_multiple,
+        unlimited=room.unlimited,
     )
 
 
@@ -53,6 +64,7 @@ def build_trial_spec(
     default_stack: StackSource,
     default_operator_image: str,
     default_queue_name: str | None = None,
+    default_limit_multiple: float = 1.0,
 ) -> BuzzTrialSpec:
     if task.name != planned.task:
         raise ValueError(f"task {task.name!r} does not match the planned trial's task {planned.task!r}")
@@ -85,7 +97,8 @@ def build_trial_spec(
         runtime_class_name=sweep.runtime_class_name,
         queue_name=queue_name,
         endpoints=roster_endpoints(manifest),
-        resources=trial_resources(task, manifest, sweep.cpu_request_fraction),
+        resources=trial_resources(task, manifest, sweep.cpu_request_fraction, headroom=sweep.resources,
+                                  default_limit_multiple=default_limit_multiple),
         deadlines=deadlines,
         retry=sweep.retry,
     )

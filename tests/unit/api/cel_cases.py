@@ -102,6 +102,8 @@ SWEEP_RETRY = "BuzzSweep:spec.retry[0]"
 TRIAL_RETRY = "BuzzTrial:spec.retry[0]"
 TRIAL_SPEC = "BuzzTrial:spec[0]"
 SWEEP_STACK = "BuzzSweep:spec[0]"
+SWEEP_REQUEST_FRACTION = "BuzzSweep:spec[1]"
+SWEEP_HEADROOM = "BuzzSweep:spec.resources[0]"
 SWEEP_STACK_LAYOUT = "BuzzSweep:spec.stack[0]"
 TRIAL_STACK = "BuzzTrial:spec[1]"
 TRIAL_STACK_LAYOUT = "BuzzTrial:spec.stack[0]"
@@ -208,6 +210,16 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("trial-binary-path-on-folder", TRIAL_STACK_LAYOUT, True,
            _stack(stack={**FOLDER, "binaryPath": "/usr/local/bin/sprig"})),
     Sample("trial-sprig-stack", TRIAL_STACK_LAYOUT, False, _stack(stack=SPRIG)),
+    # headroom (docs/resources.md#headroom): one limit, one request fraction
+    Sample("sweep-unlimited-and-a-multiple", SWEEP_HEADROOM, True,
+           _set("spec", "resources", value={"unlimited": True, "limitMultiple": 3})),
+    Sample("sweep-unlimited", SWEEP_HEADROOM, False, _set("spec", "resources", value={"unlimited": True})),
+    Sample("sweep-three-times", SWEEP_HEADROOM, False, _set("spec", "resources", value={"limitMultiple": 3})),
+    Sample("sweep-two-request-fractions", SWEEP_REQUEST_FRACTION, True,
+           _stack(resources={"requestFraction": 0.5}, cpuRequestFraction=0.5)),
+    Sample("sweep-request-fraction", SWEEP_REQUEST_FRACTION, False, _stack(resources={"requestFraction": 0.5})),
+    Sample("sweep-request-fraction-beside-the-default", SWEEP_REQUEST_FRACTION, False,
+           _stack(resources={"requestFraction": 0.5}, cpuRequestFraction=1.0)),
     # relay URLs (api/relay.py): a loopback one needs serviceRef and a port the forwarder can bind
     Sample("relay-loopback-without-service", RELAY_SERVICE, True, _relay(serviceRef=None)),
     Sample("relay-ipv4-loopback-without-service", RELAY_SERVICE, True, _relay(url="ws://127.0.0.1:3600",

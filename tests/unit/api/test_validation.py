@@ -143,7 +143,8 @@ def test_trial_spec_validates() -> None:
     spec = validate_trial_spec(TRIAL)
     assert spec.resources.memory_mb == 1024
     assert spec.retry.max_retries == 2
-    assert spec.to_api()["resources"] == {"cpus": 1.0, "memoryMB": 1024}
+    # the headroom is stated, not implied: the box a trial ran in is part of its record
+    assert spec.to_api()["resources"] == {"cpus": 1.0, "memoryMB": 1024, "limitMultiple": 1.0, "unlimited": False}
 
 
 @pytest.mark.parametrize(

@@ -96,15 +96,10 @@ def test_model_info_is_the_orchestrators() -> None:
     assert orchestrator_model_info(roster[:1], {}) is None
 
 
-def test_resource_usage_follows_the_seeds_keys_in_the_agents_metadata() -> None:
-    from buzz_operator.ledger.harbor_result import agent_metadata
+def test_the_box_follows_the_seeds_keys_in_the_agents_metadata() -> None:
+    from buzz_operator.ledger.harbor_result import box_metadata
 
-    common = dict(accounting=SimpleNamespace(to_metadata=dict), completion_message_id="", completion_message="",
-                  stopped_without_done=False, buzz_evidence_exported=True, agent_active_seconds=None,
-                  usage_settle_seconds=0.0, container_trust_store="ok", container_verifier_deps="ok",
-                  agent_max_rounds={}, solo_roster=True, agent_platform_prompt={}, manifest_sha256="h",
-                  condition="c", buzz_channel_id="", run_id="r", trial_id="t", stack=None)
+    room = {"limitMultiple": 3.0, "cpuRequestFraction": 1.0, "memoryRequestFraction": 1.0}
     used = {"agents": {"cgroup": 1, "oomKills": 2}}
-    with_usage = agent_metadata(**common, resource_usage=used)  # type: ignore[arg-type]
-    assert list(with_usage)[-1] == "resource_usage" and with_usage["resource_usage"] == used
-    assert "resource_usage" not in agent_metadata(**common)  # type: ignore[arg-type]  # unread: absent, not zeros
+    assert box_metadata(room, used) == {"headroom": room, "resource_usage": used}
+    assert box_metadata(room, None) == {"headroom": room}  # unread: absent, not zeros

@@ -65,7 +65,7 @@ def test_spec_resolves_image_resources_and_deadlines() -> None:
         "imagePullPolicy": "IfNotPresent",
         "runtimeClassName": "gvisor",
         "endpoints": ["standin/oracle"],
-        "resources": {"cpus": 1.0, "memoryMB": 1024, "storageMB": 1024},
+        "resources": {"cpus": 1.0, "memoryMB": 1024, "storageMB": 1024, "limitMultiple": 1.0, "unlimited": False},
         "deadlines": {
             "scheduleSeconds": 600,  # the pod start and setup are not × timeoutMultiplier
             "setupSeconds": 120,

@@ -43,7 +43,7 @@ def trial_bodies(tick: Tick, read: SweepInputs, decision: AdmissionDecision) -> 
             planned_trial, task=by_name[planned_trial.task], manifest=read.manifest,
             condition_hash=read.manifest.sha256, sweep=read.spec, dataset=read.dataset,
             default_stack=settings.stack, default_operator_image=settings.operator_image,
-            default_queue_name=settings.queue_name,
+            default_queue_name=settings.queue_name, default_limit_multiple=settings.limit_multiple,
         ), namespace=tick.namespace, sweep_uid=tick.uid, generation=tick.generation)
         for planned_trial in decision.admit
     ]

@@ -25,6 +25,7 @@ def lock_of(tick: Tick, read: SweepInputs, preflight: PreflightStatus | None) ->
         task_images={t.name: t.image_ref(spec.task_image_registry, read.dataset) for t in read.tasks},
         stack=spec.stack_source(tick.settings.stack), stack_digests=preflight.stack if preflight is not None else None,
         operator_image=spec.operator_image or tick.settings.operator_image, origins=read.origins,
+        headroom=spec.headroom(tick.settings.limit_multiple),
     )
 
 

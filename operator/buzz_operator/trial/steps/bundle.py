@@ -28,6 +28,7 @@ from buzz_operator.ledger import (
     TrialException,
     agent_metadata,
     agent_result,
+    box_metadata,
     build_trial_result,
     collect_accounting,
     render_trial_result,
@@ -173,8 +174,8 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         manifest_sha256=ctx.manifest.sha256, condition=ctx.manifest.condition,
         buzz_channel_id=status.channel_id or "", run_id=ctx.run_id, trial_id=status.trial_id or "",
         stack=stack,
-        resource_usage=status.resource_usage.to_api() if status.resource_usage is not None else None,
-    )
+    ) | box_metadata(ctx.spec.resources.headroom(),
+                     status.resource_usage.to_api() if status.resource_usage is not None else None)
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.harbor_name, trial_name=ctx.name,
         trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),

@@ -6,7 +6,8 @@ prompt that changes behaviour without changing the condition hash. Failed and ti
 dropped from the denominator. The caveats that can void a comparison on their own are kept
 beside the score as flags, in the seed's order and spelling: ``timeout×n``,
 ``LAUNCH-FAILED×n``, ``error×n``, ``ROUND-CAPPED×n``, ``unpriced×n``, ``VERIFIER-BROKEN×n``,
-``no-done×n``, and one ``clock×m`` per distinct multiplier other than 1.
+``no-done×n``, and one ``clock×m`` per distinct multiplier other than 1; beyond the seed's,
+``SECRETS×n`` and ``PRESSURE×n`` (processes OOM-killed while the agents worked).
 
 Beyond the seed: pass@k per row (the sweep room's unbiased estimator, a trial passing at
 reward ≥ 1.0, over every committed trial as the mean is), the cost ceiling beside the floor
@@ -74,6 +75,12 @@ class ConditionRow:
     @property
     def stopped_without_done(self) -> int:
         return self._count(lambda t: t.stopped_without_done)
+
+    @property
+    def pressured(self) -> int:
+        """Trials whose container had processes OOM-killed while the agents worked: scored, but the
+        box may have decided (docs/resources.md#pressure)."""
+        return self._count(lambda t: t.oom_kills > 0)
 
     @property
     def secret_findings(self) -> int:
@@ -148,6 +155,7 @@ class ConditionRow:
             ("no-done", self.stopped_without_done),
             # beyond the seed: its scan result lived only in each bundle's summary.json
             ("SECRETS", self.secret_findings),
+            ("PRESSURE", self.pressured),
         ):
             if count:
                 found.append(f"{label}×{count}")

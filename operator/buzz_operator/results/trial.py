@@ -63,6 +63,8 @@ class TrialRecord:
     finished_at: str | None = None
     # suspected secrets the bundle's scan found (summary.json secret_scan.findings): SECRETS×n
     secret_findings: int = 0
+    # processes the kernel OOM-killed while the agents worked (docs/resources.md#pressure): PRESSURE×n
+    oom_kills: int = 0
     # result.json task_checksum: the task's content digest, which a comparison pairs on
     task_digest: str = ""
 
@@ -131,6 +133,15 @@ def secret_findings(trial_files: Mapping[str, bytes]) -> int:
     scan = load_json(trial_files.get(F.BUNDLE_SUMMARY)).get("secret_scan")
     findings = scan.get("findings") if isinstance(scan, Mapping) else None
     return len(findings) if isinstance(findings, list) else 0
+
+
+def oom_kills(metadata: Mapping[str, Any]) -> int:
+    """Processes OOM-killed in the agents' phase, from the agent metadata's resource_usage
+    (docs/resources.md#telemetry); 0 where the cgroup was not read."""
+    used = metadata.get("resource_usage")
+    agents = used.get("agents") if isinstance(used, Mapping) else None
+    kills = agents.get("oomKills") if isinstance(agents, Mapping) else None
+    return kills if isinstance(kills, int) and not isinstance(kills, bool) and kills > 0 else 0
 
 
 def verifier_broken(trial_files: Mapping[str, bytes]) -> bool:
@@ -217,6 +228,7 @@ def read_trial(
         started_at=_timestamp(data, "started_at"),
         finished_at=_timestamp(data, "finished_at"),
         secret_findings=secret_findings(trial_files),
+        oom_kills=oom_kills(metadata),
         task_digest=str(data.get("task_checksum") or ""),
     )
 

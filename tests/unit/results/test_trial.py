@@ -114,3 +114,22 @@ def test_elapsed() -> None:
 def test_timeout_multiplier_from_the_operators_sweep_config() -> None:
     # sweep.lock.sweep_config writes Harbor's key beside the spec as submitted
     assert timeout_multiplier({"spec": {}}, {"timeout_multiplier": 3.0, "spec": {}}) == 3.0
+
+
+def test_oom_kills_while_the_agents_worked_flag_the_row_and_keep_the_score() -> None:
+    from buzz_operator.results.table import group
+
+    def with_usage(kills: object) -> bytes:
+        doc = json.loads(result())
+        doc["agent_result"]["metadata"]["resource_usage"] = {
+            "agents": {"cgroup": 1, "oomKills": kills}, "verifier": {"cgroup": 1, "oomKills": 0}}
+        return json.dumps(doc).encode()
+
+    pressed = read_trial("t1", {"result.json": with_usage(2)})
+    calm = read_trial("t2", {"result.json": with_usage(0)})
+    unread = read_trial("t3", {"result.json": result()})
+    odd = read_trial("t4", {"result.json": with_usage("two")})
+    assert pressed is not None and calm is not None and unread is not None and odd is not None
+    assert (pressed.oom_kills, calm.oom_kills, unread.oom_kills, odd.oom_kills) == (2, 0, 0, 0)
+    (row,) = group([pressed, calm, unread])
+    assert "PRESSURE×1" in row.flags and row.pass_rate == 1.0  # scored as the team did

@@ -1,4 +1,4 @@
-"""buzzctl trial — logs, evidence, bundle of one trial, read from its bundle in the store
+"""buzzctl trial — logs, evidence, resources, bundle of one trial, read from its bundle in the store
 (and `logs` live from the trial's pod while it runs).
 
 The trial is found by ``--sweep`` (with ``--store``, no cluster needed) or, without it, from
@@ -18,7 +18,8 @@ from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP, BuzzGroup, fai
 from buzz_operator.cli.options import NamespaceOption
 from buzz_operator.cli.stores import StoreOption, guarded, store_for
 from buzz_operator.results import render_thread
-from buzz_operator.results.files import AGENT_DIR, EVIDENCE, TRANSCRIPT, is_agent_log
+from buzz_operator.results.files import AGENT_DIR, EVIDENCE, RESULT, TRANSCRIPT, is_agent_log
+from buzz_operator.results.resources import render_resources
 from buzz_operator.results.trial import load_json
 from buzz_operator.storage import ObjectStore
 from buzz_operator.storage.bundle import bundle_store
@@ -135,6 +136,31 @@ def evidence(
         typer.echo(render_thread(document), nl=False)
 
 
+@app.command("resources", epilog=EXIT_CODES_HELP)
+def resources(
+    trial: TrialName,
+    raw: Annotated[bool, typer.Option("--json", help="Print the headroom and resource_usage as stored.")] = False,
+    sweep: SweepOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """The trial's box: the headroom it had and what its task container used, agents and verifier apart."""
+
+    async def run() -> bytes:
+        objects, prefix = await _locate(trial, sweep, store, namespace)
+        key = f"{prefix}/{RESULT}"
+        if not await guarded(f"reading {key}", objects.exists(key)):
+            fail(f"trial {trial!r} has no {RESULT} yet (its bundle is not committed)")
+        return await guarded(f"reading {key}", objects.get(key))
+
+    document = load_json(asyncio.run(run()))
+    if raw:
+        metadata = (document.get("agent_result") or {}).get("metadata") or {}
+        typer.echo(json.dumps({key: metadata.get(key) for key in ("headroom", "resource_usage")}, indent=2))
+    else:
+        typer.echo(render_resources(document), nl=False)
+
+
 @app.command("bundle", epilog=EXIT_CODES_HELP)
 def bundle(
     trial: TrialName,
@@ -157,4 +183,4 @@ def bundle(
 
 @app.callback()
 def _group() -> None:
-    """Trials: seat logs, the transcript as a thread, the bundle."""
+    """Trials: seat logs, the transcript as a thread, the box's resources, the bundle."""

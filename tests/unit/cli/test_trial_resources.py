@@ -32,7 +32,8 @@ def test_the_box_by_phase(tmp_path: Path) -> None:
     lines = out.splitlines()
     assert code == 0 and lines[0] == "headroom: limits 3× task.toml, requests 1 CPU / 0.5 memory"
     assert lines[1].split() == ["cgroup", "v1", "agents", "verifier"]
-    assert "OOM kills" in out and [line for line in lines if line.startswith("OOM kills")][0].split()[-2:] == ["2", "0"]
+    kills = next(line for line in lines if line.startswith("OOM kills"))
+    assert kills.split()[-2:] == ["2", "0"]
     limit = next(line for line in lines if line.startswith("memory limit"))
     assert limit.endswith("—") and "64 MiB" in limit  # the verifier's limit was not read: a dash, not 0
     code, raw = _run("s-hello-1", "--sweep", "s", "--store", tmp_path.as_uri(), "--json")

@@ -21,13 +21,15 @@ HOG = "python3 -c 'b = bytearray(256 * 2**20); b[::4096] = b\"x\" * len(b[::4096
 BUSY = "timeout 3 sh -c 'while :; do :; done'"
 
 
-def _pod(name: str, *, cpu: str, memory: str, command: str = SLEEPER) -> dict[str, object]:
+def _pod(name: str, *, cpu: str, memory: str, command: str = SLEEPER, cpu_request: str | None = None
+         ) -> dict[str, object]:
     limits = {"cpu": cpu, "memory": memory}
+    requests = {**limits, "cpu": cpu_request or cpu}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0,
                      "restartPolicy": "Never", "containers": [{
                          "name": "task", "image": IMAGE, "imagePullPolicy": "Never", "command": ["sh", "-c", command],
-                         "resources": {"requests": limits, "limits": limits}}]}}
+                         "resources": {"requests": requests, "limits": limits}}]}}
 
 
 async def _running(kube: Kube, namespace: str, body: dict[str, object]) -> str:
@@ -67,7 +69,8 @@ async def test_a_process_killed_for_memory_inside_a_living_container_is_counted(
 async def test_a_tight_cpu_limit_throttles_and_a_loose_one_does_not(kube: Kube, namespace: str) -> None:
     tight, loose = await asyncio.gather(
         _running(kube, namespace, _pod("tight-cpu", cpu="100m", memory="128Mi")),
-        _running(kube, namespace, _pod("loose-cpu", cpu="2", memory="128Mi")),
+        # a 2-CPU limit a single busy thread cannot reach; a small request, so it fits beside the rest
+        _running(kube, namespace, _pod("loose-cpu", cpu="2", cpu_request="100m", memory="128Mi")),
     )
     figures = {}
     for pod in (tight, loose):

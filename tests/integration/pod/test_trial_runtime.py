@@ -97,6 +97,14 @@ async def test_oracle_trial_walks_the_corridor(kube: Kube, namespace, cluster_re
     DIGESTS[mount.value] = stack["digest"]
     assert len(set(DIGESTS.values())) == 1, DIGESTS  # the same binaries, whichever way they arrived
     assert summary["accounting"]["reconciled"], summary["accounting"]
+    # the box (docs/resources.md): the container's own cgroup read when the agents stopped and
+    # around the verifier, in the status and in result.json beside the headroom it had
+    used = stored["status"]["resourceUsage"]
+    assert used["agents"]["cpuSeconds"] > 0 and used["agents"]["oomKills"] == 0, used
+    assert used["verifier"]["cpuSeconds"] >= 0 and used["agents"]["memoryLimitMB"] == 256.0, used
+    assert result["agent_result"]["metadata"]["resource_usage"] == used
+    assert result["agent_result"]["metadata"]["headroom"] == {
+        "limitMultiple": 1.0, "cpuRequestFraction": 1.0, "memoryRequestFraction": 1.0}
     for name in ("solo-1.stdout.log", "solo-1.system-prompt.md", "buzz-evidence.json", "transcript.json",
                  "receipts.jsonl", "timing.json", "relay-forwarder.log"):
         assert (bundle / "agent" / "buzz" / name).is_file(), name

@@ -69,18 +69,37 @@ class ConditionStats:
 
     scored: Sequence[TrialRecord]
     excluded: Mapping[str, int]
+    every: Sequence[TrialRecord] = ()  # scored and excluded alike: what the box did is asked of all
 
     @classmethod
     def of(cls, trials: Iterable[TrialRecord]) -> ConditionStats:
         scored: list[TrialRecord] = []
+        every = list(trials)
         excluded = {"broken": 0, "infra": 0}
-        for t in trials:
+        for t in every:
             why = exclusion(t)
             if why is None:
                 scored.append(t)
             else:
                 excluded[why] += 1
-        return cls(scored, excluded)
+        return cls(scored, excluded, every)
+
+    def box(self, resampling: Resampling) -> dict[str, Any]:
+        """What the box did to this condition's trials (docs/resources.md#infra-noise): the share
+        that ended on an infra failure and the share whose container had processes OOM-killed
+        while the agents worked, each averaged over tasks with its interval, as the pass rate is."""
+        def rate(hit: Any) -> dict[str, float] | None:
+            by_task: dict[str, list[bool]] = defaultdict(list)
+            for t in self.every:
+                by_task[t.task].append(bool(hit(t)))
+            counts = [TaskCounts(len(v), sum(v)) for _, v in sorted(by_task.items())]
+            return mean_interval(counts, resampling=resampling).document() if counts else None
+
+        return {
+            "trials": len(self.every),
+            "infra_rate": rate(lambda t: exclusion(t) == "infra"),
+            "pressure_rate": rate(lambda t: t.oom_kills > 0),
+        }
 
     @property
     def solved(self) -> int:
@@ -121,6 +140,7 @@ class ConditionStats:
             },
             "tokens_per_trial": sum(t.tokens for t in self.scored) / n if n else None,
             "dimensions": dimension_documents(self.scored, resampling),
+            "box": self.box(resampling),
         }
 
 

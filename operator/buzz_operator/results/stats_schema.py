@@ -64,5 +64,10 @@ STATISTICS = obj(
         "cost_usd": obj({"per_trial": _FLOOR_CEILING, "per_solved_task": _FLOOR_CEILING}),
         "tokens_per_trial": {"type": ["number", "null"], "minimum": 0},
         "dimensions": {"type": "object", "additionalProperties": DIMENSION},
+        "box": obj({
+            "trials": _COUNT,
+            "infra_rate": {"oneOf": [RATE_INTERVAL, {"type": "null"}]},
+            "pressure_rate": {"oneOf": [RATE_INTERVAL, {"type": "null"}]},
+        }),
     }
 )

@@ -133,3 +133,28 @@ def test_oom_kills_while_the_agents_worked_flag_the_row_and_keep_the_score() -> 
     assert (pressed.oom_kills, calm.oom_kills, unread.oom_kills, odd.oom_kills) == (2, 0, 0, 0)
     (row,) = group([pressed, calm, unread])
     assert "PRESSURE×1" in row.flags and row.pass_rate == 1.0  # scored as the team did
+
+
+def test_the_box_rates_count_every_trial_with_intervals() -> None:
+    from buzz_operator.results.condition_stats import ConditionStats
+    from buzz_operator.results.statistics import Resampling
+
+    def doc(task: str, *, kills: int = 0, infra: bool = False) -> bytes:
+        d = json.loads(result(task_name=task))
+        d["agent_result"]["metadata"]["resource_usage"] = {"agents": {"cgroup": 2, "oomKills": kills}}
+        if infra:
+            d["exception_info"] = {"exception_type": "MemoryLimitExceededError", "buzz_reason": "OOMKilled",
+                                   "exception_message": "task was OOM-killed at its memory limit (exit 137)"}
+        return json.dumps(d).encode()
+
+    docs = [doc("a"), doc("a", kills=1), doc("b", infra=True), doc("b")]
+    records = [read_trial(f"t{i}", {"result.json": d}) for i, d in enumerate(docs)]
+    stats = ConditionStats.of(r for r in records if r is not None)
+    box = stats.box(Resampling(resamples=200))
+    assert stats.excluded["infra"] == 1 and len(stats.scored) == 3
+    assert box["trials"] == 4
+    # per task: a 0/2 infra, 1/2 pressure; b 1/2 infra, 0/2 pressure → 0.25 each, averaged over tasks
+    assert box["infra_rate"]["estimate"] == box["pressure_rate"]["estimate"] == 0.25
+    assert box["infra_rate"]["low"] <= 0.25 <= box["infra_rate"]["high"]
+    assert ConditionStats.of([]).box(Resampling(resamples=100)) == {"trials": 0, "infra_rate": None,
+                                                                  "pressure_rate": None}

@@ -14,13 +14,15 @@ cost differences, and the same per verifier dimension. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .condition_stats import ConditionStats, dimensions, task_counts
+from .condition_stats import ConditionStats, dimensions, exclusion, task_counts
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
 from .table import ResultsTable
+from .trial import TrialRecord
 
 COMPARE_VERSION = 1
 STACK_SHORT = 8
@@ -199,7 +201,32 @@ def pair(
             "difference": _minus(b_doc["tokens_per_trial"], a_doc["tokens_per_trial"]),
         },
         "dimensions": dims,
+        "box": _box_difference(baseline, candidate, resampling),
     }
+
+
+def _box_difference(baseline: Side, candidate: Side, resampling: Resampling) -> dict[str, Any]:
+    return {
+        "infra_rate": paired_figures(_box_counts(baseline, _infra), _box_counts(candidate, _infra), resampling),
+        "pressure_rate": paired_figures(_box_counts(baseline, _pressed), _box_counts(candidate, _pressed), resampling),
+    }
+
+
+def _infra(trial: TrialRecord) -> bool:
+    return exclusion(trial) == "infra"
+
+
+def _pressed(trial: TrialRecord) -> bool:
+    return trial.oom_kills > 0
+
+
+def _box_counts(side: Side, hit: Callable[[TrialRecord], bool]) -> dict[str, TaskCounts]:
+    """Per task, every committed trial of the side and how many the box hit (`hit`): what two
+    sweeps that differ in headroom differ in besides their score (docs/resources.md#infra-noise)."""
+    by_task: dict[str, list[bool]] = defaultdict(list)
+    for trial in side.stats.every:
+        by_task[trial.task].append(hit(trial))
+    return {task: TaskCounts(len(v), sum(v)) for task, v in sorted(by_task.items())}
 
 
 def side_document(s: Side, statistics: Mapping[str, Any]) -> dict[str, Any]:

@@ -68,6 +68,9 @@ COMPARISON = obj(
         "cost_usd": obj({"per_trial": _COST, "per_solved_task": _COST}),
         "tokens_per_trial": _BOUND,
         "dimensions": {"type": "array", "items": obj({"dimension": _STR, **PAIRED})},
+        # what the box did, paired by task like the pass rate (docs/resources.md#infra-noise)
+        "box": obj({"infra_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]},
+                    "pressure_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]}}),
     }
 )
 

@@ -158,3 +158,27 @@ def test_the_box_rates_count_every_trial_with_intervals() -> None:
     assert box["infra_rate"]["low"] <= 0.25 <= box["infra_rate"]["high"]
     assert ConditionStats.of([]).box(Resampling(resamples=100)) == {"trials": 0, "infra_rate": None,
                                                                   "pressure_rate": None}
+
+
+def test_compare_pairs_the_box_rates_by_task() -> None:
+    from buzz_operator.results.compare import comparison_document, side
+    from buzz_operator.results.statistics import Resampling
+    from buzz_operator.results.table import tabulate
+
+    def doc(task: str, kills: int) -> bytes:
+        d = json.loads(result(task_name=task))
+        d["agent_result"]["metadata"]["resource_usage"] = {"agents": {"cgroup": 1, "oomKills": kills}}
+        return json.dumps(d).encode()
+
+    def sweep(name: str, kills: int) -> object:
+        records = [read_trial(f"{name}-{task}-{i}", {"result.json": doc(task, kills)})
+                   for task in ("a", "b") for i in range(2)]
+        return side(tabulate(name, [r for r in records if r is not None]), f"file:///{name}")
+
+    tight, roomy = sweep("tight", 1), sweep("roomy", 0)
+    compared = comparison_document([tight, roomy], Resampling(resamples=100))  # type: ignore[list-item]
+    box = compared["comparisons"][0]["box"]
+    assert box["pressure_rate"]["baseline"] == 1.0 and box["pressure_rate"]["candidate"] == 0.0
+    # wins and losses say higher and lower, as for the pass rate: here lower is the better box
+    assert box["pressure_rate"]["difference"]["estimate"] == -1.0 and box["pressure_rate"]["losses"] == 2
+    assert box["infra_rate"]["baseline"] == box["infra_rate"]["candidate"] == 0.0

@@ -20,13 +20,12 @@ from kopf.testing import KopfRunner
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support.cluster import kubectl_json
+
 SWEEP = "leaky"
 QUARANTINE = "quarantine"
 
 
-def kubectl_json(*args: str) -> Any:
-    out = subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:

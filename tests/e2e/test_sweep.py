@@ -15,12 +15,11 @@ from typing import Any
 import asyncpg
 from kopf.testing import KopfRunner
 
+from tests.support.cluster import kubectl_json
+
 TASKS = ["hello-file", "user-mention"]
 
 
-def kubectl_json(*args: str) -> Any:
-    out = subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
 
 
 def apply(namespace: str, body: dict[str, Any]) -> None:

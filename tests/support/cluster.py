@@ -8,6 +8,7 @@ that registers kopf handlers, so in-process operators started by tests see only 
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -15,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from buzz_operator.dev import deploy_relay
@@ -68,6 +70,11 @@ def kubeconfig() -> str:
 
 def kubectl(*args: str, stdin: str | None = None) -> str:
     return subprocess.run(["kubectl", *args], check=True, capture_output=True, text=True, input=stdin).stdout
+
+
+def kubectl_json(*args: str) -> Any:
+    """`kubectl <args> -o json`, parsed."""
+    return json.loads(kubectl(*args, "-o", "json"))
 
 
 # Pod Security Admission labels, as the README ("Pod Security") tells users to label namespaces:

@@ -64,6 +64,17 @@ async def _locate(
     return objects, prefix
 
 
+async def _read_first(trial: str, sweep: str | None, store: str | None, namespace: str,
+                      names: tuple[str, ...]) -> bytes | None:
+    """The first of `names` the trial's bundle holds, None when it holds none of them."""
+    objects, prefix = await _locate(trial, sweep, store, namespace)
+    for name in names:
+        key = f"{prefix}/{name}"
+        if await guarded(f"reading {key}", objects.exists(key)):
+            return await guarded(f"reading {key}", objects.get(key))
+    return None
+
+
 @app.command("logs", epilog=EXIT_CODES_HELP)
 def logs(
     trial: TrialName,
@@ -120,15 +131,9 @@ def evidence(
 ) -> None:
     """The channel as a readable thread: who said what, replies indented, mentions as names."""
 
-    async def run() -> bytes:
-        objects, prefix = await _locate(trial, sweep, store, namespace)
-        for name in (EVIDENCE, TRANSCRIPT):
-            key = f"{prefix}/{name}"
-            if await guarded(f"reading {key}", objects.exists(key)):
-                return await guarded(f"reading {key}", objects.get(key))
+    data = asyncio.run(_read_first(trial, sweep, store, namespace, (EVIDENCE, TRANSCRIPT)))
+    if data is None:
         fail(f"trial {trial!r} has no {EVIDENCE} or {TRANSCRIPT} (its evidence export failed)")
-
-    data = asyncio.run(run())
     document = load_json(data)
     if raw:
         typer.echo(json.dumps(document, indent=2))
@@ -146,14 +151,10 @@ def resources(
 ) -> None:
     """The trial's box: the headroom it had and what its task container used, agents and verifier apart."""
 
-    async def run() -> bytes:
-        objects, prefix = await _locate(trial, sweep, store, namespace)
-        key = f"{prefix}/{RESULT}"
-        if not await guarded(f"reading {key}", objects.exists(key)):
-            fail(f"trial {trial!r} has no {RESULT} yet (its bundle is not committed)")
-        return await guarded(f"reading {key}", objects.get(key))
-
-    document = load_json(asyncio.run(run()))
+    data = asyncio.run(_read_first(trial, sweep, store, namespace, (RESULT,)))
+    if data is None:
+        fail(f"trial {trial!r} has no {RESULT} yet (its bundle is not committed)")
+    document = load_json(data)
     if raw:
         metadata = (document.get("agent_result") or {}).get("metadata") or {}
         typer.echo(json.dumps({key: metadata.get(key) for key in ("headroom", "resource_usage")}, indent=2))

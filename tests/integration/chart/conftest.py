@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from buzz_operator.dev.localstack import host_ip, with_database
 
-from tests.support.cluster import create_namespace
+from tests.support.cluster import create_namespace, kubectl_json
 from tests.support.databases import scratch_database
 from tests.unit.chart.chartlib import CHART, ROOT, helm_bin, kubectl_bin
 
@@ -26,8 +26,6 @@ def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:
     return done.stdout
 
 
-def kubectl_json(*args: str) -> Any:
-    return json.loads(kubectl(*args, "-o", "json"))
 
 
 def apply(namespace: str, *objects: dict[str, Any]) -> None:

@@ -22,15 +22,12 @@ from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from kopf.testing import KopfRunner
 
-from tests.support.cluster import sweep_body
+from tests.support.cluster import kubectl_json, sweep_body
 from tests.support.direct_relay import DirectRelay, deploy_clusterip_relay, host_tls_relay
 
 SWEEP_S = 420
 
 
-def kubectl_json(*args: str) -> Any:
-    out = subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:

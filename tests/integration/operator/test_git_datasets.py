@@ -26,6 +26,7 @@ from buzz_operator.inputs.fetch import git, git_datasets
 from kopf.testing import KopfRunner
 
 from tests.support import git_server
+from tests.support.cluster import kubectl_json
 from tests.support.harbor_venv import harbor_check, problems
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -188,9 +189,6 @@ async def test_registry_and_package_forms_resolve_fetch_once_and_refuse_by_name(
         print(f"\n[git datasets] registry resolve with fetch {fetch_s:.2f}s, cached resolve {cached_s:.3f}s")
 
 
-def kubectl_json(*args: str) -> Any:
-    return json.loads(subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True,
-                                     text=True).stdout)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:

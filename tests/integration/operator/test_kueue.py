@@ -32,7 +32,7 @@ from buzz_operator.kube.client import Kube
 from kopf.testing import KopfRunner
 from kubernetes_asyncio import watch
 
-from tests.support.cluster import hack, kubectl
+from tests.support.cluster import hack, kubectl, kubectl_json
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 NAMESPACE_LABEL = "buzz-operator.dev/kueue=enabled"
@@ -113,8 +113,6 @@ async def _watch(kube: Kube, call: Any, *args: Any, on_event: Any) -> None:
                 await asyncio.sleep(0.5)
 
 
-def kubectl_json(*args: str) -> Any:
-    return json.loads(kubectl(*args, "-o", "json"))
 
 
 def complete(namespace: str, name: str) -> dict[str, Any] | None:

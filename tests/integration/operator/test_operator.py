@@ -12,12 +12,11 @@ from typing import Any
 
 from kopf.testing import KopfRunner
 
+from tests.support.cluster import kubectl_json
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def kubectl_json(*args: str) -> Any:
-    out = subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
 
 
 def kubectl(*args: str) -> None:

@@ -12,10 +12,7 @@ from typing import Any
 
 from kopf.testing import KopfRunner
 
-
-def kubectl_json(*args: str) -> Any:
-    out = subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+from tests.support.cluster import kubectl_json
 
 
 def apply(namespace: str, body: dict[str, Any]) -> None:

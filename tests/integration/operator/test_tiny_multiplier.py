@@ -9,16 +9,14 @@ import json
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 from kopf.testing import KopfRunner
+
+from tests.support.cluster import kubectl_json
 
 TERMINAL = {"Succeeded", "Failed"}
 
 
-def kubectl_json(*args: str) -> Any:
-    return json.loads(subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True,
-                                     text=True).stdout)
 
 
 def test_a_tiny_multiplier_gives_the_team_a_second_not_the_pod(  # type: ignore[no-untyped-def]

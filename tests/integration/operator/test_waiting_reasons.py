@@ -8,14 +8,10 @@ import json
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 from kopf.testing import KopfRunner
 
-
-def kubectl_json(*args: str) -> Any:
-    return json.loads(subprocess.run(["kubectl", *args, "-o", "json"], check=True, capture_output=True,
-                                     text=True).stdout)
+from tests.support.cluster import kubectl_json
 
 
 def test_an_unschedulable_pod_says_why_in_the_trials_status(  # type: ignore[no-untyped-def]

@@ -34,21 +34,3 @@ __all__ = [
     "validate_key",
     "validate_prefix",
 ]
-
-__all__ = [
-    "AlreadyCommitted",
-    "FileStore",
-    "InvalidKey",
-    "ObjectNotFound",
-    "ObjectStore",
-    "S3Store",
-    "StorageError",
-    "StorageUnavailable",
-    "is_committed",
-    "open_store",
-    "recorded_failed_tries",
-    "upload_bundle",
-    "upload_failed_try",
-    "validate_key",
-    "validate_prefix",
-]

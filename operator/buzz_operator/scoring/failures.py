@@ -83,6 +83,13 @@ _CLASSES: dict[str, FailureClass] = {
     **dict.fromkeys(BROKEN_REASONS, FailureClass.BROKEN),
 }
 
+# The trial pod, or its task container, is gone: nothing of the run is left to collect or grade
+# in it, so after the run these start a fresh try instead of retrying the step in place
+# (docs/failures.md#classes).
+POD_GONE_REASONS = frozenset(
+    {"PodLost", "PodEvicted", "PodDeleted", "NodeLost", "Preempted", "ContainerCrashed", "OOMKilled"}
+)
+
 # Failures before the task message was posted mean the team never started ("launch" in
 # the seed's outcome vocabulary); later ones are errors of the run.
 LAUNCH_REASONS = frozenset(

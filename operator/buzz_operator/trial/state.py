@@ -43,7 +43,7 @@ from buzz_operator.api.trial import (
     Tokens,
     TrialResourceUsage,
 )
-from buzz_operator.scoring.failures import StepFailure, classify_reason, failure_outcome
+from buzz_operator.scoring.failures import POD_GONE_REASONS, StepFailure, classify_reason, failure_outcome
 from buzz_operator.trial import pressure, secret_findings
 from buzz_operator.trial.backoff import retry_delay
 from buzz_operator.trial.secret_findings import SecretFindings
@@ -60,6 +60,9 @@ CORRIDOR = (
 TERMINAL = frozenset({Phase.SUCCEEDED, Phase.FAILED})
 # Phases whose infra failures invalidate the team's run (a fresh try is needed).
 BEFORE_RESULTS = frozenset({Phase.PENDING, Phase.PROVISIONING, Phase.LAUNCHING, Phase.RUNNING})
+# After the run, the steps that still read the pod: losing it there leaves nothing to grade, so a
+# fresh try is the only way on (a graded trial only writes its bundle, and keeps its result).
+NEEDS_THE_POD = frozenset({Phase.COLLECTING, Phase.GRADING})
 
 # The condition each step sets when its work is done.
 STEP_CONDITIONS: dict[Phase, tuple[str, str]] = {
@@ -370,7 +373,7 @@ def fail(
     if spend is not None:
         base = base.model_copy(update=_with_spend(base, spend))
     if failure_class is FailureClass.INFRA:
-        if status.phase in BEFORE_RESULTS:
+        if status.phase in BEFORE_RESULTS or (status.phase in NEEDS_THE_POD and failure.reason in POD_GONE_REASONS):
             return _new_try(base, failure, now, retry, generation)
         return _step_retry(base, failure, now, retry, generation)
     return _record_and_carry_on(base, failure, failure_class, now, generation)

@@ -312,3 +312,17 @@ def test_a_status_naming_its_failed_tries_attempts_is_read_and_written_anew() ->
     assert status_patch(legacy, legacy.model_copy()) == {"failedTries": [record]}
     current = BuzzTrialStatus.model_validate(legacy.to_api())
     assert "attempts" not in legacy.to_api() and status_patch(current, current.model_copy()) == {}
+
+
+def test_a_pod_lost_after_the_run_starts_a_fresh_try_not_a_step_retry() -> None:
+    # the agents said DONE, then the pod went: nothing is left in it to collect or grade, and a
+    # step retried in place would only fail again until its retries ran out
+    for reason in ("PodDeleted", "PodEvicted", "OOMKilled"):
+        collecting = advance(_running(), RAN, at(3))
+        failed = fail(collecting, StepFailure(reason, "pod demo-abc was deleted"), at(4), retry=RETRY)
+        assert (failed.phase, failed.retries, failed.step_retries) == (Phase.PENDING, 1, 0), reason
+        assert [(t.phase, t.reason) for t in failed.failed_tries] == [(Phase.COLLECTING, reason)]
+    grading = advance(advance(_running(), RAN, at(3)), COLLECTED, at(4))
+    assert fail(grading, StepFailure("PodLost"), at(5), retry=RETRY).retries == 1
+    # a broken stream to a pod that is still there is retried in place, as before
+    assert fail(grading, StepFailure("ExecStreamBroken"), at(5), retry=RETRY).step_retries == 1

@@ -155,7 +155,6 @@ CASES: tuple[Case, ...] = (
     Case("resources-multiple-below-one", "schema", "spec.resources.limitMultiple", _spec(resources={"limitMultiple": 0.5})),
     Case("resources-multiple-with-units", "schema", "spec.resources.limitMultiple", _spec(resources={"limitMultiple": "3x"})),
     Case("resources-negative-fraction", "schema", "spec.resources.requestFraction", _spec(resources={"requestFraction": -0.5})),
-    Case("resources-unknown-key", "schema", "spec.resources", _spec(resources={"cpuLimit": "2"})),
     Case("resources-unlimited-and-a-multiple", "schema", "spec.resources.limitMultiple",
          _spec(resources={"unlimited": True, "limitMultiple": 2})),
     Case("max-retries-negative", "schema", "spec.retry.maxRetries", _spec(retry={"maxRetries": -1})),

@@ -146,3 +146,26 @@ async def test_naive_is_the_oracle_on_the_first_suite(task: str, tmp_path: Path)
                           for e in trial.store.events if e["pubkey"] == trial.orchestrator.pubkey]
     assert posted["naive"] == posted["oracle"] and posted["oracle"]
     assert posted["oracle"][-1][1].startswith("DONE: ") and "could not" not in posted["oracle"][-1][1]
+
+
+@pytest.mark.parametrize(("command", "saved"), [("printf 'Hello, world!'", True), ("sh -c 'kill -9 $$'", False)])
+async def test_the_oracle_runs_a_command_and_saves_what_it_prints_only_when_it_succeeds(
+        command: str, saved: bool, tmp_path: Path) -> None:
+    out = tmp_path / "hello.txt"
+    trial = Trial("hello-file", f"Run `{command}` in a shell and save what it prints to `{out}`.")
+    trial.publish()
+    bridge, _ = bridge_for(trial, "oracle", tmp_path)
+    model = POLICIES["oracle"](bridge)
+    bridge.pending[CHANNEL].append(trial.task_event)
+
+    async def on_turn(turn: Turn) -> None:
+        await run_turn(bridge, model, turn)
+
+    bridge.dispatch(CHANNEL, on_turn)
+    await idle(bridge)
+    done = [e["content"] for e in trial.store.events if e["pubkey"] == trial.orchestrator.pubkey]
+    assert out.exists() is saved
+    if saved:
+        assert out.read_text() == "Hello, world!" and done[-1].startswith("DONE: Ran the command")
+    else:  # killed as the kernel's OOM killer kills: SIGKILL, which a shell reports as 137
+        assert done[-1] == f"DONE: The command failed (exit 137); nothing saved to {out}."

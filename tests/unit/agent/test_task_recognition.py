@@ -14,6 +14,7 @@ from buzz_operator.dev.agent.tasks import (
     LicenseTotal,
     NamedPath,
     Projection,
+    SavedOutput,
     recognise,
     strip_mention,
 )
@@ -84,6 +85,15 @@ def test_hello_file() -> None:
     assert recognise("Create a file at `/app/hello.txt` whose content is exactly `Howdy`.") == HelloFile(
         "hello.txt", "Howdy")
     assert recognise('Write "hi there" to hello.txt') == HelloFile("hello.txt", "hi there")
+
+
+def test_saved_output_names_its_command_and_file() -> None:
+    text = "Run `python3 -c 'print(2 ** 10)'` in a shell and save what it prints to `/app/hello.txt`."
+    assert recognise(text) == SavedOutput("python3 -c 'print(2 ** 10)'", "/app/hello.txt")
+    assert SavedOutput("true", "/app/x").answer(0).startswith("Ran the command")
+    assert "exit 137" in SavedOutput("true", "/app/x").answer(137)
+    # a file named without a command to run is still hello-file's
+    assert isinstance(recognise("Write what it prints to `/app/hello.txt`"), HelloFile)
 
 
 def test_unrecognised_instruction() -> None:

@@ -89,6 +89,18 @@ def test_hello_file_is_written_where_the_instruction_says() -> None:
     assert len(commands) == 2
 
 
+def test_saved_output_runs_the_command_and_saves_only_on_success() -> None:
+    task = "@lead Run `python3 -c 'print(1)'` and save what it prints to `/app/out.txt`."
+    commands, last = _run_turn("x/oracle", buzz_prompt(task), lambda _: "BUZZ-SAVED-OUTPUT\n")
+    assert commands[0] == ("out=$(python3 -c 'print(1)') && printf '%s\\n' \"$out\" > /app/out.txt"
+                           " && echo BUZZ-SAVED-OUTPUT")
+    assert "saved its output to /app/out.txt" in commands[1]
+    # the shell tool's envelope for a command the kernel killed: no marker, so no claim it saved
+    killed = json.dumps({"exit_code": 137, "stdout": "", "stderr": "Killed"})
+    commands, _ = _run_turn("x/oracle", buzz_prompt(task), lambda _: killed)
+    assert "The command failed" in commands[1]
+
+
 def test_channel_invite_looks_up_creates_and_adds_with_roles() -> None:
     task = ("@lead Please create a temporary private stream channel named `fix-pr-1234` that lasts for one "
             "hour. Add these people to it as members: benchmark-user-07, benchmark-user-19 and add these bots "

@@ -34,6 +34,7 @@ from .tasks import (
     NarrativeStatus,
     Projection,
     Request,
+    SavedOutput,
     Task,
     requests_of,
     strip_mention,
@@ -159,6 +160,11 @@ class Policy:
             path = os.path.join(bridge.config.app_dir, task.filename)
             bridge.write_file(turn, path, task.content + "\n")
             return task.answer(path)
+        if isinstance(task, SavedOutput):
+            code, printed = await bridge.run_command(turn, task.command)
+            if code == 0:
+                bridge.write_file(turn, task.path, printed)
+            return task.answer(code)
         if isinstance(task, ChannelInvite):
             return await self._invite(turn, task)
         return "I could not work out what this task asks for."

@@ -102,6 +102,20 @@ class HelloFile:
 
 
 @dataclass(frozen=True)
+class SavedOutput:
+    """Run a given shell command and save what it prints to a given file: a task whose work is
+    the command's, so what the command needs (memory, CPU) is what the trial's box must give."""
+
+    command: str
+    path: str
+
+    def answer(self, exit_code: int) -> str:
+        if exit_code == 0:
+            return f"Ran the command and saved its output to {self.path}."
+        return f"The command failed (exit {exit_code}); nothing saved to {self.path}."
+
+
+@dataclass(frozen=True)
 class MultilineMessage:
     """Send a given block back with its layout: the body exactly as the instruction holds it,
     blank lines and list lines included (the answer must reach the relay with real newlines)."""
@@ -223,7 +237,7 @@ class AmbiguousMention:
 
 
 Task = Union[Projection, LicenseTotal, ChannelInvite, NamedPath, HelloFile,  # noqa: UP007 -- 3.9 (compat.py)
-             MultilineMessage, NarrativeStatus, InterleavedReports, LabelledCalculation, AmbiguousMention]
+             SavedOutput, MultilineMessage, NarrativeStatus, InterleavedReports, LabelledCalculation, AmbiguousMention]
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*-\d+\b")
 _ARITHMETIC = re.compile(r"^[\d\s+\-*/().]+$")
@@ -357,7 +371,7 @@ def _ambiguous_mention(text: str) -> AmbiguousMention | None:
 def recognise(instruction: str) -> Task | None:
     """The task an instruction asks for, or None when the stand-in cannot tell."""
     for recogniser in (_labelled_calculation, _ambiguous_mention, _interleaved_reports, _narrative_status,
-                       _multiline_message, _projection, _channel_invite, _named_path, _hello_file,
+                       _multiline_message, _projection, _channel_invite, _saved_output, _named_path, _hello_file,
                        _license_total):
         task = recogniser(instruction)
         if task is not None:
@@ -434,6 +448,12 @@ def _named_path(text: str) -> NamedPath | None:
     if match is None or not re.search(r"\bread\b", text, re.IGNORECASE):
         return None
     return NamedPath(match.group(1).rstrip(".,;"))
+
+
+def _saved_output(text: str) -> SavedOutput | None:
+    """`Run `<command>` … save (or write) what it prints to `/path``."""
+    match = re.search(r"\bRun\s+`([^`]+)`.*?\bprints\b.*?\bto\s+`(/[^`\s]+)`", text, re.IGNORECASE | re.DOTALL)
+    return SavedOutput(match.group(1), match.group(2)) if match else None
 
 
 def _hello_file(text: str) -> HelloFile | None:

@@ -153,6 +153,19 @@ class Tools:
         self.read(turn, content)
         return content
 
+    async def run_command(self, turn: Turn, command: str) -> tuple[int, str]:
+        """A shell command in the agent's own container, as dev-mcp's shell tool runs one: its
+        exit code (a signal as 128 + its number, as a shell reports it) and what it printed."""
+        process = await asyncio.create_subprocess_shell(
+            command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await process.communicate()
+        code = process.returncode if process.returncode is not None else -1
+        code = 128 - code if code < 0 else code
+        if code != 0:
+            self.log.warn(ACP_TARGET, f"command exited {code}: {err.decode(errors='replace')[-400:]}")
+        self.read(turn, out.decode(errors="replace"))
+        return code, out.decode(errors="replace")
+
     def write_file(self, turn: Turn, path: str, content: str) -> None:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:

@@ -41,6 +41,7 @@ from buzz_operator.dev.agent.tasks import (
     NarrativeStatus,
     Projection,
     Request,
+    SavedOutput,
     Task,
     requests_of,
 )
@@ -50,6 +51,7 @@ from buzz_operator.dev.model.event import BuzzEvent, delivered, instruction_of
 SPENDER_INPUT_PER_CALL = 50_000_000
 SPENDER_OUTPUT_PER_CALL = 5_000_000
 END_OF_TURN = "Done."
+_SAVED = "BUZZ-SAVED-OUTPUT"
 WAITING = "Waiting for the remaining reports before answering."
 # Before ending a turn to wait, the model pauses once per delivery with a shell `sleep`. With
 # Block's default steering, an event arriving mid-turn is appended to the running turn only at a
@@ -219,6 +221,13 @@ def _solve(task: Task | None, steps: _Steps, instruction: str) -> list[ToolCall]
             command = f"printf '%s\\n' {shlex.quote(task.content)} > {shlex.quote(path)}"
             return [steps.run("write", command)]
         return task.answer(path)
+    if isinstance(task, SavedOutput):
+        if not steps.done("run"):
+            # saved only when the command succeeds, as the stand-in's policy does; the marker
+            # says which, whatever envelope the shell tool wraps the output in
+            saved = f"out=$({task.command}) && printf '%s\\n' \"$out\" > {shlex.quote(task.path)} && echo {_SAVED}"
+            return [steps.run("run", saved)]
+        return task.answer(0 if _SAVED in steps.output("run") else 1)
     if isinstance(task, ChannelInvite):
         return _invite(task, steps)
     return "I could not work out what this task asks for."

@@ -4,7 +4,7 @@ docs/bundle.md#layout, relative to the store's own root (the `<prefix>` of the l
     <sweep>/config.json  lock.json  summary.json
     <sweep>/<trial>/config.json  result.json          result.json last: the commit marker
     <sweep>/<trial>/agent/buzz/<file>   <sweep>/<trial>/verifier/<file>
-    <sweep>/<trial>/retries/<n>/...                   evidence of the n-th try failed on infra, kept
+    <sweep>/<trial>/retries/<n>/...                   the n-th try failed on infra, another followed
     <sweep>/<trial>/reruns/<generation>/...           a finished run set aside by spec.rerun, kept
     <sweep>/<trial>/regrades/<generation>/verifier/   the verifier re-run on recorded evidence
     <sweep>/<trial>/quarantined.json                  only this, when the bundle had suspected secrets

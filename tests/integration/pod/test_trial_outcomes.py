@@ -82,12 +82,13 @@ async def test_crashing_seat_is_retried_as_a_fresh_try_until_retries_run_out(  #
     assert [(a.retry, a.phase, a.reason) for a in final.failed_tries] == [
         (0, Phase.RUNNING, "AgentsExitedEarly"), (1, Phase.RUNNING, "AgentsExitedEarly")]
     assert ctx.trial_id(0) != ctx.trial_id(1)
-    # each abandoned try kept its evidence under retries/<n>/, and the trial itself has no result.json
+    # the abandoned try kept its evidence under retries/1/; the last, whose retries ran out, is the
+    # trial's own bundle, committed as Harbor keeps such a trial (docs/bundle.md#retries)
     trial_dir = tmp_path / "s5" / "s5-t1"
-    assert not (trial_dir / "result.json").exists()
-    for number, record in zip((1, 2), final.failed_tries, strict=True):
-        kept = trial_dir / "retries" / str(number)
-        assert record.bundle_url and record.bundle_url.endswith(f"s5/s5-t1/retries/{number}"), record
+    assert not (trial_dir / "retries" / "2").exists()
+    assert final.bundle_url and final.bundle_url.endswith("s5/s5-t1"), final.bundle_url
+    for kept, record in zip((trial_dir / "retries" / "1", trial_dir), final.failed_tries, strict=True):
+        assert record.bundle_url and record.bundle_url.endswith(str(kept.relative_to(tmp_path))), record
         result = json.loads((kept / "result.json").read_text())
         # Harbor's name for the failure, the project's own reason beside it (docs/harbor.md)
         assert result["exception_info"]["exception_type"] == "NonZeroAgentExitCodeError", result["exception_info"]

@@ -332,17 +332,34 @@ async def _committed_fact(ctx: TrialContext) -> Bundled | None:
 
 
 async def keep_try(ctx: TrialContext, status: BuzzTrialStatus, failure: StepFailure) -> str:
-    """Evidence of a try that failed on infra, kept under retries/<n>/ (n = try index + 1) before
-    the try is released: a try that spent tokens keeps its receipts even though the trial goes
-    on (or ends) without it. Its result.json carries the failure as exception_info."""
+    """Evidence of a try that failed on infra, kept before the try is released: a try that spent
+    tokens keeps its receipts even though the trial goes on (or ends) without it. Its result.json
+    carries the failure as exception_info.
+
+    A try another follows goes under retries/<n>/ (n = try index + 1). The last try — its retries
+    ran out — is the trial's own bundle, committed at the trial's prefix as Harbor keeps a trial
+    whose retries ran out: the results count it as the box's failure, never as a trial still to
+    come (docs/bundle.md#retries)."""
     record = status.model_copy(update={"failure_class": FailureClass.INFRA, "reason": failure.reason,
                                        "message": failure.message or failure.reason})
     pod = status.pod or ctx.pod(status.retries)
+    last = status.retries >= ctx.spec.retry.max_retries
+    sweep, number = ctx.spec.sweep_name, status.retries + 1
     with tempfile.TemporaryDirectory(dir=ctx.workdir) as scratch:
         root = Path(scratch)
         # an abandoned try's findings go under the quarantine too; the attempt's bundleURL says where
-        quarantine = _quarantine(ctx, await _assemble(ctx, record, pod, root, datetime.now(UTC)))
+        scan = await _assemble(ctx, record, pod, root, datetime.now(UTC))
+        quarantine = _quarantine(ctx, scan)
+        home = _home(ctx, quarantine)
         # AlreadyCommitted: kept by an earlier run of this handler before a restart
         with contextlib.suppress(storage_errors.AlreadyCommitted):
-            await upload_failed_try(_home(ctx, quarantine), ctx.spec.sweep_name, ctx.name, status.retries + 1, root)
-    return _url(ctx, join_key(quarantine or "", retry_prefix(ctx.spec.sweep_name, ctx.name, status.retries + 1)))
+            if last:
+                await upload_bundle(home, sweep, ctx.name, root)
+            else:
+                await upload_failed_try(home, sweep, ctx.name, number, root)
+        if last and quarantine is not None:  # readers follow the pointer to the trial's bundle
+            findings = findings_of(scan, quarantined=True)
+            await write_quarantine_pointer(ctx.store, sweep, ctx.name, quarantine,
+                                           {"count": findings.count, "kinds": findings.kinds})
+    where = trial_prefix(sweep, ctx.name) if last else retry_prefix(sweep, ctx.name, number)
+    return _url(ctx, join_key(quarantine or "", where))

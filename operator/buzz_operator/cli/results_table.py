@@ -48,6 +48,7 @@ def render(console: Console, results: ResultsTable, document: dict[str, Any]) ->
         console.print(f"sweep {results.sweep}: no committed trials yet")
     else:
         console.print(table)
+        render_box(console, results.sweep, document["conditions"])
     for note in caveats(results.rows):
         console.print(note, style="yellow", highlight=False)
     if results.unfinished:
@@ -63,6 +64,25 @@ def render(console: Console, results: ResultsTable, document: dict[str, Any]) ->
 def _interval(figure: dict[str, float] | None) -> str:
     """The pass rate's 95 % interval (docs/statistics.md); '' when nothing was scored."""
     return "" if figure is None else f"[{figure['low']:.2f}, {figure['high']:.2f}]"
+
+
+def render_box(console: Console, sweep: str, rows: Sequence[dict[str, Any]]) -> None:
+    """What the box did to each condition's trials, every committed trial counted, scored or not
+    (docs/resources.md#infra-noise): its own table, so the seed's stays as wide as the seed's."""
+    table = Table(title=f"sweep {sweep} — the box", title_justify="left")
+    for column in ("condition", "hash", "stack", "trials", "infra", "pressure", "retried", "failed tries"):
+        table.add_column(column, justify="left" if column in ("condition", "hash", "stack") else "right")
+    for row in rows:
+        box = row["statistics"]["box"]
+        table.add_row(row["condition"][:26], row["hash"], row["stack"] or "-", str(box["trials"]),
+                      _rate(box["infra_rate"]), _rate(box["pressure_rate"]), _rate(box["retried_rate"]),
+                      str(box["failed_tries"]))
+    console.print(table)
+
+
+def _rate(figure: dict[str, float] | None) -> str:
+    """A box rate over its interval, as the pass rate is shown; '-' with no committed trial."""
+    return "-" if figure is None else f"{figure['estimate']:.2f}\n{_interval(figure)}"
 
 
 def _range(floor: float, ceiling: float, digits: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -140,11 +140,14 @@ def agent_metadata(
     }
 
 
-def box_metadata(headroom: Mapping[str, Any], resource_usage: Mapping[str, Any] | None) -> dict[str, Any]:
+def box_metadata(headroom: Mapping[str, Any], resource_usage: Mapping[str, Any] | None,
+                 failed_tries: Sequence[str] = ()) -> dict[str, Any]:
     """The keys after the seed's: ``headroom``, the room the box gave around task.toml's CPU and
-    memory (docs/resources.md#headroom), and, when the task container's cgroup was read,
-    ``resource_usage`` by phase (docs/resources.md#telemetry). Harbor ignores both."""
-    box: dict[str, Any] = {"headroom": dict(headroom)}
+    memory (docs/resources.md#headroom); when the task container's cgroup was read,
+    ``resource_usage`` by phase (docs/resources.md#telemetry); and ``failed_tries``, the reasons
+    of the tries that failed on infra before this bundle's (docs/resources.md#infra-noise), so
+    the noise a retry hid is still counted. Harbor ignores all three."""
+    box: dict[str, Any] = {"headroom": dict(headroom), "failed_tries": list(failed_tries)}
     if resource_usage is not None:
         box["resource_usage"] = dict(resource_usage)
     return box

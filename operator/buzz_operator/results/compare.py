@@ -19,12 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .condition_stats import ConditionStats, dimensions, exclusion, task_counts
+from .condition_stats import BOX_HITS, ConditionStats, dimensions, task_counts
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
 from .table import ResultsTable
 from .trial import TrialRecord
 
-COMPARE_VERSION = 1
+# 2: each comparison pairs the box rates (comparisons[].box, docs/resources.md#infra-noise)
+COMPARE_VERSION = 2
 STACK_SHORT = 8
 
 
@@ -206,18 +207,8 @@ def pair(
 
 
 def _box_difference(baseline: Side, candidate: Side, resampling: Resampling) -> dict[str, Any]:
-    return {
-        "infra_rate": paired_figures(_box_counts(baseline, _infra), _box_counts(candidate, _infra), resampling),
-        "pressure_rate": paired_figures(_box_counts(baseline, _pressed), _box_counts(candidate, _pressed), resampling),
-    }
-
-
-def _infra(trial: TrialRecord) -> bool:
-    return exclusion(trial) == "infra"
-
-
-def _pressed(trial: TrialRecord) -> bool:
-    return trial.oom_kills > 0
+    return {name: paired_figures(_box_counts(baseline, hit), _box_counts(candidate, hit), resampling)
+            for name, hit in BOX_HITS.items()}
 
 
 def _box_counts(side: Side, hit: Callable[[TrialRecord], bool]) -> dict[str, TaskCounts]:

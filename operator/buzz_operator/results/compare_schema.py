@@ -70,7 +70,8 @@ COMPARISON = obj(
         "dimensions": {"type": "array", "items": obj({"dimension": _STR, **PAIRED})},
         # what the box did, paired by task like the pass rate (docs/resources.md#infra-noise)
         "box": obj({"infra_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]},
-                    "pressure_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]}}),
+                    "pressure_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]},
+                    "retried_rate": {"oneOf": [obj(PAIRED), {"type": "null"}]}}),
     }
 )
 

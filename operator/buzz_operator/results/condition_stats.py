@@ -11,7 +11,7 @@ summary (summary.py) still count every committed trial.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,16 @@ def dimensions(trials: Iterable[TrialRecord]) -> list[str]:
     return sorted({key for t in trials for key in t.rewards if key != REWARD})
 
 
+# What the box did to a trial, each a rate of the results (docs/resources.md#infra-noise): its
+# retries ran out on infra; processes were OOM-killed while the agents worked; it needed a fresh
+# try, whatever the last one did (the noise a retry hid).
+BOX_HITS: dict[str, Callable[[TrialRecord], bool]] = {
+    "infra_rate": lambda t: exclusion(t) == "infra",
+    "pressure_rate": lambda t: t.oom_kills > 0,
+    "retried_rate": lambda t: t.failed_tries > 0,
+}
+
+
 @dataclass(frozen=True)
 class ConditionStats:
     """The scored trials of one condition row, and the ones left out."""
@@ -84,10 +94,22 @@ class ConditionStats:
                 excluded[why] += 1
         return cls(scored, excluded, every)
 
+    def box_estimates(self) -> dict[str, float | None]:
+        """The box rates without their intervals (for the CSV): each the mean over tasks of the
+        task's share, the figure `box` puts its interval around."""
+        out: dict[str, float | None] = {}
+        for name, hit in BOX_HITS.items():
+            by_task: dict[str, list[bool]] = defaultdict(list)
+            for t in self.every:
+                by_task[t.task].append(bool(hit(t)))
+            out[name] = sum(sum(v) / len(v) for v in by_task.values()) / len(by_task) if by_task else None
+        return out
+
     def box(self, resampling: Resampling) -> dict[str, Any]:
         """What the box did to this condition's trials (docs/resources.md#infra-noise): the share
-        that ended on an infra failure and the share whose container had processes OOM-killed
-        while the agents worked, each averaged over tasks with its interval, as the pass rate is."""
+        that ended on an infra failure, the share whose container had processes OOM-killed while
+        the agents worked and the share that needed a fresh try, each averaged over tasks with its
+        interval, as the pass rate is."""
         def rate(hit: Any) -> dict[str, float] | None:
             by_task: dict[str, list[bool]] = defaultdict(list)
             for t in self.every:
@@ -97,8 +119,8 @@ class ConditionStats:
 
         return {
             "trials": len(self.every),
-            "infra_rate": rate(lambda t: exclusion(t) == "infra"),
-            "pressure_rate": rate(lambda t: t.oom_kills > 0),
+            **{name: rate(hit) for name, hit in BOX_HITS.items()},
+            "failed_tries": sum(t.failed_tries for t in self.every),
         }
 
     @property

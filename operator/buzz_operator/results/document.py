@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .condition_stats import ConditionStats
+from .condition_stats import BOX_HITS, ConditionStats
 from .statistics import Resampling
 from .table import ConditionRow, ResultsTable
 from .trial import TrialRecord
 
-# 2: rows, failures and trial rows carry the stack digest; 3: rows carry their statistics
-DOCUMENT_VERSION = 3
+# 2: rows, failures and trial rows carry the stack digest; 3: rows carry their statistics;
+# 4: the statistics say what the box did (statistics.box, docs/resources.md#infra-noise)
+DOCUMENT_VERSION = 4
 
 CSV_COLUMNS = (
     "condition", "manifest_sha256", "agents", "n", "pass_rate",
@@ -23,7 +24,7 @@ CSV_COLUMNS = (
     "errors", "round_capped", "unreconciled", "verifier_broken",
     "stopped_without_done", "timeout_multipliers",
     "pass_at_k", "cost_usd_ceiling_per_trial", "cost_usd_ceiling_total", "flags",
-    "stack_digest",
+    "stack_digest", "infra_rate", "pressure_rate", "retried_rate",
 )  # fmt: skip
 STACK_SHORT = 8  # as the condition hash is shown
 
@@ -154,6 +155,7 @@ def csv_rows(summary: ResultsTable) -> list[list[str]]:
     """Header plus one row per condition, numbers formatted as the seed's write_csv does."""
     rows: list[list[str]] = [list(CSV_COLUMNS)]
     for c in summary.rows:
+        box = ConditionStats.of(c.trials).box_estimates()
         rows.append(
             [
                 c.condition, c.manifest_sha256, str(c.agents), str(c.n),
@@ -168,6 +170,7 @@ def csv_rows(summary: ResultsTable) -> list[list[str]]:
                 f"{c.cost_ceiling_per_trial:.6f}", f"{c.total_cost_ceiling:.6f}",
                 ", ".join(c.flags),
                 c.stack_digest,
+                *("" if box[name] is None else f"{box[name]:.6f}" for name in BOX_HITS),
             ]
         )  # fmt: skip
     return rows

@@ -74,7 +74,7 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
         "<tr><th class=l>condition</th><th class=l>hash</th><th class=l>stack</th><th>agents</th><th>n</th>"
         "<th>pass</th>"
         "<th class=l>pass@k</th><th>$/trial</th><th>$ total (floor–ceiling)</th><th>ktok/trial</th>"
-        "<th>sec/trial</th><th class=l>flags</th></tr>"
+        "<th>sec/trial</th><th>infra</th><th>pressure</th><th>retried</th><th class=l>flags</th></tr>"
     )
     body = []
     for r in rows:
@@ -90,9 +90,20 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
             f"<td>{r['cost_usd']['per_trial']['floor']:.4f}</td>"
             f"<td>{total['floor']:.4f} – {total['ceiling']:.4f}</td>"
             f"<td>{r['tokens']['per_trial'] / 1000:.1f}</td><td>{r['agent_seconds_per_trial']:.1f}</td>"
+            f"{_box_cells(r['statistics']['box'])}"
             f"<td class='l {'flags' if flags else 'ok'}'>{_e(flags or 'clean')}</td></tr>"
         )
     return f"<table id=summary>{head}{''.join(body)}</table>"
+
+
+def _box_cells(box: Mapping[str, Any]) -> str:
+    """What the box did, each rate over its 95 % interval (docs/resources.md#infra-noise)."""
+    cells = []
+    for name in ("infra_rate", "pressure_rate", "retried_rate"):
+        figure = box.get(name)
+        cells.append("<td>-</td>" if figure is None else
+                     f"<td>{figure['estimate']:.2f}<br><small>[{figure['low']:.2f}, {figure['high']:.2f}]</small></td>")
+    return "".join(cells)
 
 
 def _trial_table(trials: Sequence[Mapping[str, Any]]) -> str:

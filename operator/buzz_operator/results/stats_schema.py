@@ -68,6 +68,8 @@ STATISTICS = obj(
             "trials": _COUNT,
             "infra_rate": {"oneOf": [RATE_INTERVAL, {"type": "null"}]},
             "pressure_rate": {"oneOf": [RATE_INTERVAL, {"type": "null"}]},
+            "retried_rate": {"oneOf": [RATE_INTERVAL, {"type": "null"}]},
+            "failed_tries": _COUNT,
         }),
     }
 )

@@ -65,6 +65,8 @@ class TrialRecord:
     secret_findings: int = 0
     # processes the kernel OOM-killed while the agents worked (docs/resources.md#pressure): PRESSURE×n
     oom_kills: int = 0
+    # tries of this trial that failed on infra before the one its bundle holds (retried away)
+    failed_tries: int = 0
     # result.json task_checksum: the task's content digest, which a comparison pairs on
     task_digest: str = ""
 
@@ -133,6 +135,13 @@ def secret_findings(trial_files: Mapping[str, bytes]) -> int:
     scan = load_json(trial_files.get(F.BUNDLE_SUMMARY)).get("secret_scan")
     findings = scan.get("findings") if isinstance(scan, Mapping) else None
     return len(findings) if isinstance(findings, list) else 0
+
+
+def failed_tries(metadata: Mapping[str, Any]) -> int:
+    """How many earlier tries failed on infra (the agent metadata's failed_tries, their reasons);
+    0 for bundles written before it was recorded."""
+    tries = metadata.get("failed_tries")
+    return len(tries) if isinstance(tries, list) else 0
 
 
 def oom_kills(metadata: Mapping[str, Any]) -> int:
@@ -229,6 +238,7 @@ def read_trial(
         finished_at=_timestamp(data, "finished_at"),
         secret_findings=secret_findings(trial_files),
         oom_kills=oom_kills(metadata),
+        failed_tries=failed_tries(metadata),
         task_digest=str(data.get("task_checksum") or ""),
     )
 

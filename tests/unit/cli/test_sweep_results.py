@@ -43,6 +43,8 @@ def test_table_has_flags_caveats_and_unfinished(runner: CliRunner, store: str) -
     assert "standin-team" in out and "LAUNCH-FAILED×1" in out and "VERIFIER-BROKEN×1" in out
     assert "1 trial(s) not committed yet" in out and "zero-scoring trials" in out
     assert "WARNING: a ROUND-CAPPED turn" in out
+    # the box's own table: every committed trial counted, a rate over its interval per column
+    assert "sweep mixed — the box" in out and "failed tries" in out and "[0.00, 0.00]" in out
 
 
 def test_yaml_and_csv(runner: CliRunner, store: str) -> None:

@@ -101,5 +101,6 @@ def test_the_box_follows_the_seeds_keys_in_the_agents_metadata() -> None:
 
     room = {"limitMultiple": 3.0, "cpuRequestFraction": 1.0, "memoryRequestFraction": 1.0}
     used = {"agents": {"cgroup": 1, "oomKills": 2}}
-    assert box_metadata(room, used) == {"headroom": room, "resource_usage": used}
-    assert box_metadata(room, None) == {"headroom": room}  # unread: absent, not zeros
+    assert box_metadata(room, used) == {"headroom": room, "resource_usage": used, "failed_tries": []}
+    assert box_metadata(room, None, ["OOMKilled"])["failed_tries"] == ["OOMKilled"]
+    assert box_metadata(room, None) == {"headroom": room, "failed_tries": []}  # unread: absent, not zeros

@@ -15,6 +15,9 @@ def test_report_is_self_contained(mixed: ResultsTable) -> None:
     assert "Plotly.newPlot" in page and 'id="reward-chart"' in page and 'id="cost-chart"' in page
     assert page.count('<a href="file:///b/mixed/') == 7
     assert "VERIFIER-BROKEN×1" in page and "not committed a result yet" in page
+    # what the box did, beside the pass rate: each rate over its interval
+    assert "<th>infra</th><th>pressure</th><th>retried</th>" in page
+    assert "<td>0.00<br><small>[0.00, 0.00]</small></td>" in page
 
 
 def test_report_escapes_text(mixed: ResultsTable) -> None:

@@ -52,10 +52,12 @@ def test_the_document_keys_rows_failures_and_trials_by_stack(two_stacks: Results
                                                                        "hello-file-2": rebuilt[:8]}
 
 
-def test_the_csv_ends_with_the_stack_digest(two_stacks: ResultsTable) -> None:
+def test_the_csv_carries_the_stack_digest_then_the_box_rates(two_stacks: ResultsTable) -> None:
     header, *rows = csv_rows(two_stacks)
-    assert header[-1] == "stack_digest" and header[:2] == ["condition", "manifest_sha256"]
-    assert sorted(row[-1] for row in rows) == sorted(_digests())
+    assert header[-4:] == ["stack_digest", "infra_rate", "pressure_rate", "retried_rate"]
+    assert header[:2] == ["condition", "manifest_sha256"]
+    assert sorted(row[-4] for row in rows) == sorted(_digests())
+    assert all(row[-3:] == ["0.000000"] * 3 for row in rows)  # a calm box: nothing failed, pressed or retried
 
 
 def test_the_table_has_a_stack_column_and_the_caveat(two_stacks: ResultsTable) -> None:

@@ -139,15 +139,18 @@ def test_the_box_rates_count_every_trial_with_intervals() -> None:
     from buzz_operator.results.condition_stats import ConditionStats
     from buzz_operator.results.statistics import Resampling
 
-    def doc(task: str, *, kills: int = 0, infra: bool = False) -> bytes:
+    def doc(task: str, *, kills: int = 0, infra: bool = False, tries: tuple[str, ...] = ()) -> bytes:
         d = json.loads(result(task_name=task))
         d["agent_result"]["metadata"]["resource_usage"] = {"agents": {"cgroup": 2, "oomKills": kills}}
+        d["agent_result"]["metadata"]["failed_tries"] = list(tries)
         if infra:
             d["exception_info"] = {"exception_type": "MemoryLimitExceededError", "buzz_reason": "OOMKilled",
                                    "exception_message": "task was OOM-killed at its memory limit (exit 137)"}
         return json.dumps(d).encode()
 
-    docs = [doc("a"), doc("a", kills=1), doc("b", infra=True), doc("b")]
+    # b's infra trial ran out of retries after one; a's calm trial passed on its third try
+    docs = [doc("a", tries=("OOMKilled", "PodEvicted")), doc("a", kills=1),
+            doc("b", infra=True, tries=("OOMKilled",)), doc("b")]
     records = [read_trial(f"t{i}", {"result.json": d}) for i, d in enumerate(docs)]
     stats = ConditionStats.of(r for r in records if r is not None)
     box = stats.box(Resampling(resamples=200))
@@ -156,8 +159,10 @@ def test_the_box_rates_count_every_trial_with_intervals() -> None:
     # per task: a 0/2 infra, 1/2 pressure; b 1/2 infra, 0/2 pressure → 0.25 each, averaged over tasks
     assert box["infra_rate"]["estimate"] == box["pressure_rate"]["estimate"] == 0.25
     assert box["infra_rate"]["low"] <= 0.25 <= box["infra_rate"]["high"]
-    assert ConditionStats.of([]).box(Resampling(resamples=100)) == {"trials": 0, "infra_rate": None,
-                                                                  "pressure_rate": None}
+    # the noise retries hid: one trial of each task needed a fresh try, three tries in all
+    assert box["retried_rate"]["estimate"] == 0.5 and box["failed_tries"] == 3
+    assert ConditionStats.of([]).box(Resampling(resamples=100)) == {
+        "trials": 0, "infra_rate": None, "pressure_rate": None, "retried_rate": None, "failed_tries": 0}
 
 
 def test_compare_pairs_the_box_rates_by_task() -> None:

@@ -175,7 +175,8 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         buzz_channel_id=status.channel_id or "", run_id=ctx.run_id, trial_id=status.trial_id or "",
         stack=stack,
     ) | box_metadata(ctx.spec.resources.headroom(),
-                     status.resource_usage.to_api() if status.resource_usage is not None else None)
+                     status.resource_usage.to_api() if status.resource_usage is not None else None,
+                     [failed.reason for failed in status.failed_tries])
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.harbor_name, trial_name=ctx.name,
         trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),

@@ -56,6 +56,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "tick": [],
     "trial": ["--attempts", "5"],
     "node": [],
+    "headroom": ["--attempts", "3"],
     "scale": ["--trials", "10000", "--timeout", "660"],
     "kwok": ["--trials", "10000", "--timeout", "1100"],
 }

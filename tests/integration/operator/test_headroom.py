@@ -1,18 +1,8 @@
 """Headroom decides what a memory-hungry task scores, and the operator says so
-(docs/resources.md): the same two tasks, swept at 1× and at 3× task.toml's memory on the local
-cluster's real kubelet and cgroups.
-
-Both tasks are hello-file's verifier behind a command that wants 640 MiB, in a task that asks
-for 384 MiB:
-- `oom-container` takes its container down when the kernel kills for memory, as cgroup v2's
-  `memory.oom.group` (which the kubelet sets) does to any process over the limit. On cgroup v1
-  the kernel kills one process, so the command first makes the container's init the kernel's
-  choice (`oom_score_adj` 1000, which any process may raise): the kubelet reports the container
-  `OOMKilled`, the try is infra, retried, and at 1× the retries run out.
-- `oom-process` lets the kernel kill only the command (cgroup v1's way, and v2's with the
-  kubelet's singleProcessOOMKill): the container lives, the team saves nothing and scores 0 —
-  the score stands, and the trial carries `ResourcePressure`.
-At 3× both pass. The results' box figures for both sweeps are printed."""
+(docs/resources.md): the two hungry tasks of tests/support/hungry_tasks.py, swept at 1× and at 3×
+task.toml's memory on the local cluster's real kubelet and cgroups. At 1× `oom-container` is
+`OOMKilled` (infra, retried until the retries run out) and `oom-process` keeps its 0 with
+`ResourcePressure`; at 3× both pass. The results' box figures for both sweeps are printed."""
 
 from __future__ import annotations
 
@@ -21,42 +11,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from buzz_operator.api.sweep import DEFAULT_TASK_IMAGE_REGISTRY
-from buzz_operator.dataset import builtin_dataset_path, load_dataset
 from kopf.testing import KopfRunner
 
 from tests.support.cluster import ROOT, kubectl_json
+from tests.support.hungry_tasks import HUNGRY, TASK_MIB, hungry_tasks
 
 TERMINAL = {"Succeeded", "Failed"}
-HOG_MIB, TASK_MIB = 640, 384
-# touches every page, so the memory is resident and not the zero page
-HOG = (f"python3 -c \"b = bytearray({HOG_MIB} * 2**20); b[::4096] = b'x' * ({HOG_MIB} * 256); "
-       "print('Hello, world!')\"")
-COMMANDS = {"oom-process": HOG, "oom-container": f"echo 1000 > /proc/1/oom_score_adj; {HOG}"}
-
-
-def hungry_tasks() -> dict[str, str]:
-    """The two tasks as ConfigMap data (paths with '__'): hello-file with a hungry command."""
-    source = ROOT / "tasks" / "hello-file"
-    hello = next(t for t in load_dataset(builtin_dataset_path(), ["hello-file"], []) if t.name == "hello-file")
-    image = hello.image_ref(DEFAULT_TASK_IMAGE_REGISTRY, "builtin")
-    toml = (source / "task.toml").read_text()
-    assert "memory_mb = 1024" in toml
-    toml = toml.replace("memory_mb = 1024", f"memory_mb = {TASK_MIB}").replace(
-        "[environment]\n", f'[environment]\ndocker_image = "{image}"\n')
-    data = {}
-    for name, command in COMMANDS.items():
-        data |= {
-            f"{name}__task.toml": toml,
-            f"{name}__instruction.md": f"Run `{command}` in a shell and save what it prints to `/app/hello.txt`.\n",
-            f"{name}__environment__Dockerfile": (source / "environment" / "Dockerfile").read_text(),
-            f"{name}__tests__test.sh": (source / "tests" / "test.sh").read_text(),
-        }
-    return data
-
-
 def _sweep(make_sweep, name: str, store: Path, multiple: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    body = make_sweep(name, store_url=f"file://{store}", tasks=sorted(COMMANDS), retry={"maxRetries": 1},
+    body = make_sweep(name, store_url=f"file://{store}", tasks=list(HUNGRY), retry={"maxRetries": 1},
                       resources={"limitMultiple": multiple})
     body["spec"]["dataset"] = {"configMapRef": {"name": "hungry-tasks"}}
     return body
@@ -110,7 +72,7 @@ def test_headroom_turns_an_oom_kill_and_a_pressured_zero_into_passes(  # type: i
     assert pressure and pressure[0]["status"] == "True" and pressure[0]["reason"] == "ProcessesOOMKilled", pressed
     assert pressed["resourceUsage"]["agents"]["oomKills"] >= 1, pressed
 
-    for task in COMMANDS:
+    for task in HUNGRY:
         roomy = status["roomy", task]
         assert (roomy["phase"], roomy["reward"], roomy.get("retries", 0)) == ("Succeeded", 1, 0), roomy
         assert roomy["resourceUsage"]["agents"]["oomKills"] == 0, roomy

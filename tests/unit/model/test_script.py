@@ -91,7 +91,7 @@ def test_hello_file_is_written_where_the_instruction_says() -> None:
 
 def test_saved_output_runs_the_command_and_saves_only_on_success() -> None:
     task = "@lead Run `python3 -c 'print(1)'` and save what it prints to `/app/out.txt`."
-    commands, last = _run_turn("x/oracle", buzz_prompt(task), lambda _: "BUZZ-SAVED-OUTPUT\n")
+    commands, _ = _run_turn("x/oracle", buzz_prompt(task), lambda _: "BUZZ-SAVED-OUTPUT\n")
     assert commands[0] == ("out=$(python3 -c 'print(1)') && printf '%s\\n' \"$out\" > /app/out.txt"
                            " && echo BUZZ-SAVED-OUTPUT")
     assert "saved its output to /app/out.txt" in commands[1]

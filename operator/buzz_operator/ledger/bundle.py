@@ -90,9 +90,11 @@ def build_trial_summary(
     secret_scan: SecretScan,
     files: Sequence[str],
     stack: Mapping[str, Any] | None,
+    box: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``summary.json`` document (docs/bundle.md#trial-summary), plus the project's ``stack`` (api.stack.stack_record),
-    so the bundle says which binaries produced it even without result.json."""
+    so the bundle says which binaries produced it even without result.json, and ``box``, what the
+    box gave the try and did to it (harbor_result.box_metadata), or null."""
     return {
         "bundle_version": BUNDLE_VERSION,
         "condition": manifest.condition,
@@ -129,6 +131,7 @@ def build_trial_summary(
         "secret_scan": secret_scan.to_json(),
         "files": list(files),
         "stack": dict(stack) if stack is not None else None,
+        "box": dict(box) if box is not None else None,
     }
 
 
@@ -157,6 +160,7 @@ def write_bundle(
     stack: Mapping[str, Any] | None,
     known_secrets: Iterable[str] = (),
     timing: TrialTiming | None = None,
+    box: Mapping[str, Any] | None = None,
 ) -> BundleReport:
     """Write manifest, endpoints, receipts, timing and summary into ``bundle_dir``. Never raises.
 
@@ -185,6 +189,7 @@ def write_bundle(
             secret_scan=scan,
             files=bundle_files(bundle_dir),
             stack=stack,
+            box=box,
         )
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True), encoding="utf-8")
         return BundleReport(summary_path, None, scan)

@@ -19,6 +19,8 @@ ENDPOINTS = {
 SEAT_KEY = "5e" * 32
 API_KEY = "dapi" + "f" * 32
 STACK = {"image": "docker.io/buzz/stack:dev", "layout": "folder", "digest": "d" * 64, "binaries": {"buzz-acp": "e" * 64}}
+BOX = {"headroom": {"limitMultiple": 3, "unlimited": False, "cpuRequestFraction": 1.0, "memoryRequestFraction": 1.0},
+       "failed_tries": ["OOMKilled"], "resource_usage": {"agents": {"cgroup": 1, "oomKills": 0}}}
 
 
 def stage(bundle: Path) -> None:
@@ -47,6 +49,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
         stack=STACK,
         known_secrets=[SEAT_KEY, API_KEY],
         timing=timing,
+        box=BOX,
     )
     assert report.ok and report.summary_path == bundle / "summary.json"
 
@@ -75,6 +78,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
     }  # fmt: skip
     assert [entry["agent_id"] for entry in summary["roster"]] == ["lead-1", "worker-1", "worker-2"]
     assert summary["stack"] == STACK  # which binaries produced the bundle, even without result.json
+    assert summary["box"] == BOX  # the room the box gave and what it did, as result.json says it
     assert summary["totals"]["input_tokens"] == 1000
     assert summary["accounting"]["reconciled"] is True
     assert set(summary["accounting"]) == {
@@ -94,7 +98,7 @@ def test_bundle_files_and_summary(tmp_path: Path, manifest: ExperimentManifest, 
     # A second write (a resumed trial re-bundling) is byte-identical.
     again = write_bundle(
         bundle, manifest=manifest, trial_id="7f3c", channel_id="chan-1", seats=seats, accounting=accounting,
-        endpoints_redacted=ENDPOINTS, stack=STACK, known_secrets=[SEAT_KEY, API_KEY], timing=timing,
+        endpoints_redacted=ENDPOINTS, stack=STACK, known_secrets=[SEAT_KEY, API_KEY], timing=timing, box=BOX,
     )  # fmt: skip
     assert again.ok and (bundle / "summary.json").read_text(encoding="utf-8") == text
 

@@ -174,9 +174,7 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         manifest_sha256=ctx.manifest.sha256, condition=ctx.manifest.condition,
         buzz_channel_id=status.channel_id or "", run_id=ctx.run_id, trial_id=status.trial_id or "",
         stack=stack,
-    ) | box_metadata(ctx.spec.resources.headroom(),
-                     status.resource_usage.to_api() if status.resource_usage is not None else None,
-                     [failed.reason for failed in status.failed_tries])
+    ) | _box(ctx, status)
     return build_trial_result(
         trial_uuid=ctx.uid, task_name=ctx.task.harbor_name, trial_name=ctx.name,
         trial_uri=_url(ctx, trial_prefix(ctx.spec.sweep_name, ctx.name)),
@@ -190,6 +188,14 @@ def _result(ctx: TrialContext, status: BuzzTrialStatus, accounting: Any, facts: 
         agent_execution=PhaseTiming(times.running, times.collecting),
         verifier=PhaseTiming(times.grading, times.bundling),
     )
+
+
+def _box(ctx: TrialContext, status: BuzzTrialStatus) -> dict[str, Any]:
+    """What the box gave the try and did to it (docs/resources.md): in result.json's agent
+    metadata and the bundle's summary alike."""
+    return box_metadata(ctx.spec.resources.headroom(),
+                        status.resource_usage.to_api() if status.resource_usage is not None else None,
+                        [failed.reason for failed in status.failed_tries])
 
 
 def _active(facts: dict[str, Any]) -> float | None:
@@ -235,7 +241,7 @@ async def _assemble(
     report = write_bundle(
         agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
-        stack=stack, known_secrets=await _known_secrets(ctx, status), timing=timing,
+        stack=stack, known_secrets=await _known_secrets(ctx, status), timing=timing, box=_box(ctx, status),
     )
     config = _config(ctx, await _job_config(ctx))
     (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

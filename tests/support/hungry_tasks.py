@@ -8,7 +8,9 @@ and bench/headroom.py.
 - `oom-container`: the container goes down with the command, as cgroup v2's `memory.oom.group`
   (which the kubelet sets) takes it. On cgroup v1 the kernel kills one process, so the command
   first makes the container's init the kernel's choice (`oom_score_adj` 1000, which any process
-  may raise; it decides only in a Guaranteed pod, where every other process has -997).
+  may raise). That decides only in a Guaranteed pod, whose other processes keep the score
+  containerd gives them — 0 on the local cluster, whose containerd clamps to its own
+  (`restrict_oom_score_adj`, hack/cluster-up.sh) — while a Burstable pod's start near 1000.
 - `calm`: the same answer from a command that needs nothing: the control."""
 
 from __future__ import annotations

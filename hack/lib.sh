@@ -70,6 +70,8 @@ CONTAINERD_VERSION=${BUZZ_CONTAINERD_VERSION:-$DEFAULT_CONTAINERD_VERSION}
 # image store kept across cluster-down, so images are imported once
 CTRD_ROOT=$CACHE/containerd${CONTAINERD_VERSION:+-$CONTAINERD_VERSION/root}
 CTRD_BUILT_BIN=$CACHE/containerd-$CONTAINERD_VERSION/bin   # where build-containerd.sh puts a 2.x
+# gVisor (hack/build-gvisor.sh): the go branch as the Go module proxy serves it, resolved 2026-12-04
+GVISOR_VERSION=${BUZZ_GVISOR_VERSION:-v0.0.0-20260905035102-160fafc42237}
 CTRD_SOCK=$RUN/containerd/state/containerd.sock
 COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy kube-router"
 PAUSE_IMAGE=registry.k8s.io/pause:3.6   # the pod sandbox image (hack/images.sh builds it from the release's pause.c)

@@ -134,8 +134,25 @@ def apply_trial_policies(namespace: str, trial_policy: dict[str, Any]) -> None:
             stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
 
 
+# runc, the cluster's default, and gVisor (hack/gvisor.sh): the canary runs under the sweep's
+# RuntimeClass, so this proves kube-router's policies hold a sandboxed pod too — gVisor's own
+# network stack sends through the pod's veth, where the host's rules apply (docs/isolation.md)
+RUNTIMES = pytest.mark.parametrize("runtime", [None, "gvisor"], ids=["runc", "gvisor"])
+
+
+async def test_a_missing_runtime_class_is_refused_naming_the_field(  # type: ignore[no-untyped-def]
+        kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:
+    url = f"file://{tmp_path}"
+    body = make_sweep("noclass", store_url=url, tasks=["hello-file"], suspend=True, runtimeClassName="no-such-class")
+    found = await _run(kube, namespace, body, url)
+    assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
+    detail = found[checks.IMAGES].detail
+    assert detail.startswith("spec.runtimeClassName: the cluster has no usable RuntimeClass 'no-such-class'"), detail
+
+
+@RUNTIMES
 async def test_the_canary_is_held_to_the_trial_policies(  # type: ignore[no-untyped-def]
-    kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
+    kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path, runtime: str | None
 ) -> None:
     model = await deploy_model.deploy(kube, namespace)
     relay_pod = deploy_relay.relay_pod("relay", image="i", relay_url="ws://localhost:3600", owner_pubkey="0" * 64,
@@ -144,7 +161,8 @@ async def test_the_canary_is_held_to_the_trial_policies(  # type: ignore[no-unty
     url = f"file://{tmp_path}"
 
     def sweep(name: str) -> dict[str, Any]:
-        body = make_sweep(name, store_url=url, tasks=["hello-file"], suspend=True)
+        body = make_sweep(name, store_url=url, tasks=["hello-file"], suspend=True,
+                          **({"runtimeClassName": runtime} if runtime else {}))
         # the stand-in's endpoint with a base URL, as a scripted condition's: agents would dial it
         for entry in body["spec"]["endpoints"]["config"].values():
             entry["env"] = {"OPENAI_COMPAT_BASE_URL": model.base_url}

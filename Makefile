@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e test-realstack faults \
-        cluster-up cluster-down cluster-status kueue-up kueue-down services images stack-image crds bench demo clean chart kind-up
+        cluster-up cluster-down cluster-status gvisor kueue-up kueue-down services images stack-image crds bench demo clean chart kind-up
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -32,6 +32,10 @@ cluster-down: ## stop the cluster and its services; leaves no process, mount, br
 
 cluster-status: ## what of the local stack runs
 	@bash hack/cluster-status.sh
+
+gvisor: cluster-up ## gVisor on the local cluster: runsc's handler in containerd and the RuntimeClass gvisor (docs/isolation.md#gvisor)
+	@bash hack/gvisor.sh runtimeclass
+	@bash hack/gvisor.sh status
 
 kueue-up: cluster-up ## Kueue v0.17 on the local cluster, built from its Go module (docs/queueing.md#the-local-kueue)
 	@bash hack/kueue.sh up

@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -83,13 +84,14 @@ TARGET_CPU_S = 0.25
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
-async def bare_pod(kube: Kube, namespace: str, image: str) -> float:
-    """Seconds from create to the first answered exec, for a one-container pod of `image`."""
+async def bare_pod(kube: Kube, namespace: str, image: str, runtime_class: str | None = None) -> float:
+    """Seconds from create to the first answered exec, for a one-container pod of `image` (under
+    `runtime_class` when given, as the trials run: the baseline pays the same sandbox)."""
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"bare-{uuid.uuid4().hex[:6]}"},
             "spec": {"containers": [{"name": "task", "image": image, "imagePullPolicy": "Never",
                                      "command": ["sh", "-c", 'trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done']}],
                      "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 1,
-                     "restartPolicy": "Never"}}
+                     "restartPolicy": "Never", **({"runtimeClassName": runtime_class} if runtime_class else {})}}
     return await exec_ready_s(kube, namespace, body)
 
 
@@ -217,6 +219,7 @@ class PhaseClock:
 
 
 async def run(args: argparse.Namespace, tmp: Path, mount: str) -> int:
+    runtime = {"runtimeClassName": args.runtime_class} if args.runtime_class else {}
     task = load_dataset(builtin_dataset_path(), [args.task], [])[0]
     image = task.image_ref(BuzzSweepSpec.model_fields["task_image_registry"].default, "builtin")
     stats_path, log_path = tmp / "operator.jsonl", Path(tempfile.gettempdir()) / "bench-trial-operator.log"
@@ -231,7 +234,7 @@ async def run(args: argparse.Namespace, tmp: Path, mount: str) -> int:
         async with stage(kube, "bench-trial") as where:
             namespace = where.namespace
             for _ in range(args.attempts):  # the baseline first, while nothing else runs in the namespace
-                bare.append(await bare_pod(kube, namespace, image))
+                bare.append(await bare_pod(kube, namespace, image, args.runtime_class))
             print(f"bare pod create -> exec-ready: {', '.join(f'{b:.2f}' for b in bare)} s", flush=True)
             clock = PhaseClock(kube, namespace)
             clock_task = asyncio.create_task(clock.run())
@@ -247,7 +250,7 @@ async def run(args: argparse.Namespace, tmp: Path, mount: str) -> int:
             await asyncio.sleep(5.0)  # the idle operator's own CPU rate, to read the per-trial figure by
             cpu["idle_rate"] = (cpu_seconds(operator.pid) - cpu["startup"]) / 5.0
             body = sweep_body("p1", store_url=f"file://{tmp / 'store'}", tasks=[args.task], attempts=args.attempts,
-                              parallelism=1, stack={**STACK, "mount": mount})
+                              parallelism=1, stack={**STACK, "mount": mount}, **runtime)
             cpu["begin"] = cpu_seconds(operator.pid)
             clock.pid = operator.pid
             await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", body)
@@ -280,7 +283,7 @@ async def run(args: argparse.Namespace, tmp: Path, mount: str) -> int:
             clock_task.cancel()
         await kube.close()
     return report(args, bare, alone, seen, statuses, cpu, stats_path, tmp / "store" / "p1", sweep_events,
-                  label=MOUNT_LABELS[mount])
+                  label=MOUNT_LABELS[mount] + (f" [{args.runtime_class}]" if args.runtime_class else ""))
 
 
 async def operator_events_on(kube: Kube, namespace: str, kind: str) -> int:
@@ -407,10 +410,11 @@ def report(args: argparse.Namespace, bare: list[float], alone: list[float], seen
 def plot_phases(finished: dict[str, dict[str, float]], statuses: dict[str, dict[str, object]],
                 active: dict[str, float], bare: list[float], label: str = "") -> None:
     """Append this run's phase rows to the output folder's p1-phases.jsonl (a run on its own starts
-    it anew), record each phase's durations as info figures, and redraw p1-phases.png; mount
-    image's go to p1-phases-image.jsonl and .png."""
+    it anew), record each phase's durations as info figures, and redraw p1-phases.png; a labelled
+    run's go to files named after its label: mount image's to p1-phases-image.jsonl and .png, a
+    RuntimeClass's to p1-phases-<class>.* (both: p1-phases-image-<class>.*)."""
     run = os.environ.get(RUN_ENV)
-    suffix = "-image" if label else ""
+    suffix = "".join(f"-{word}" for word in re.findall(r"\[(?:mount )?([a-z0-9.-]+)\]", label))
     rows_path = out_dir() / ROWS_FILE.replace(".jsonl", f"{suffix}.jsonl")
     if run is None:
         rows_path.unlink(missing_ok=True)
@@ -443,6 +447,9 @@ def main() -> int:
     parser.add_argument("--mount", choices=("both", *MOUNT_LABELS), default="both",
                         help="how trial pods get the stack (spec.stack.mount); both: copy, then image where the "
                              "cluster's runtime mounts image volumes")
+    parser.add_argument("--runtime-class", default=None,
+                        help="run the trials and the bare pods under this RuntimeClass (gvisor: docs/isolation.md); "
+                             "its figures carry its name")
     args = parser.parse_args()
     mounts = list(MOUNT_LABELS) if args.mount == "both" else [args.mount]
     runtimes = node_runtimes()

@@ -48,7 +48,7 @@ def _condition(policy: str) -> dict[str, Any]:
 
 
 def _sweep(name: str, policy: str, store: Path, stack_image: str, model: ScriptedModel,
-           mount: str = "copy") -> dict[str, Any]:
+           mount: str = "copy", runtime_class: str | None = None) -> dict[str, Any]:
     endpoints = {f"scripted/{policy}": {"provider": "openai", "api_key_env": MODEL_KEY_ENV,
                                         "env": {"OPENAI_COMPAT_BASE_URL": model.base_url, "OPENAI_COMPAT_API": "chat"}}}
     return {
@@ -62,6 +62,7 @@ def _sweep(name: str, policy: str, store: Path, stack_image: str, model: Scripte
                       "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
             "storage": {"url": f"file://{store}"}, "imagePullPolicy": "Never",
             "stack": {"image": stack_image, "layout": "folder", "mount": mount},
+            **({"runtimeClassName": runtime_class} if runtime_class else {}),
         },
     }
 
@@ -121,14 +122,15 @@ def _print_same_second_answers(store: Path, sweep: str) -> None:
 
 
 def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
-               relay_dsn: str, relay_log: object, tmp_path: Path, mount: str = "copy") -> None:
+               relay_dsn: str, relay_log: object, tmp_path: Path, mount: str = "copy",
+               runtime_class: str | None = None) -> None:
     api_key = f"scripted-{secrets.token_hex(16)}"
     _secrets(namespace, owner_hex, relay_dsn, api_key)
     store = tmp_path / "store"
     name = f"real-{policy}"
     args = ["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"]
     with KopfRunner(args, timeout=60) as runner:
-        apply(namespace, _sweep(name, policy, store, stack_image, model, mount))
+        apply(namespace, _sweep(name, policy, store, stack_image, model, mount, runtime_class))
 
         def finished() -> dict[str, Any] | None:
             sweep = kubectl_json("-n", namespace, "get", "buzzsweep", name)
@@ -187,3 +189,13 @@ def test_builtin_suite_with_blocks_agents_mounted_as_an_image_volume(  # type: i
     tools to the executable it finds under /opt/buzz-image — the suite as the copy runs it."""
     _run_suite("oracle", namespace, stack_image, scripted_model, cluster_relay.owner.secret_hex,
                cluster_relay.target.pg_dsn, "the dev relay's pod log", tmp_path, mount="image")
+
+
+def test_builtin_suite_with_blocks_agents_under_gvisor(  # type: ignore[no-untyped-def]
+    namespace, crds, stack_image, cluster_relay, scripted_model, tmp_path: Path,
+) -> None:
+    """Block's agents in gVisor's sandbox (the RuntimeClass gvisor, docs/isolation.md#gvisor):
+    the oracle's suite scores as under runc — sprig's processes, buzz-dev-mcp's shell and the
+    CLI all served by gVisor's kernel."""
+    _run_suite("oracle", namespace, stack_image, scripted_model, cluster_relay.owner.secret_hex,
+               cluster_relay.target.pg_dsn, "the dev relay's pod log", tmp_path, runtime_class="gvisor")

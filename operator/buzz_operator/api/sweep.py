@@ -359,6 +359,9 @@ class RerunSpec(SpecModel):
 # subdomain that also fits a label value (63 characters).
 QUEUE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 QUEUE_NAME_MAX = 63
+# A RuntimeClass name: a DNS subdomain (the apiserver's rule for the object's name).
+RUNTIME_CLASS = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+RUNTIME_CLASS_MAX = 253
 # How long a queued trial pod may wait for Kueue's admission when the sweep does not say
 # (spec.queueWaitSeconds; docs/queueing.md#waiting-bound).
 DEFAULT_QUEUE_SECONDS = 3600
@@ -493,7 +496,9 @@ class BuzzSweepSpec(
         ),
     )
     runtime_class_name: str | None = Field(
-        None, min_length=1, description="RuntimeClass for trial pods, e.g. gvisor for stronger isolation."
+        None, min_length=1, max_length=RUNTIME_CLASS_MAX, pattern=RUNTIME_CLASS,
+        description="RuntimeClass for the trial pods and the preflight canary, e.g. gvisor for a sandbox "
+                    "(docs/isolation.md); unset: the operator's default (chart value trialRuntimeClassName).",
     )
     queue_name: str | None = Field(
         None, pattern=QUEUE_NAME, max_length=QUEUE_NAME_MAX,

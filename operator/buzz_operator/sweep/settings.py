@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from buzz_operator.api.stack import StackLayout, StackMount, StackSource
-from buzz_operator.api.sweep import QUEUE_NAME, QUEUE_NAME_MAX
+from buzz_operator.api.sweep import (
+    QUEUE_NAME,
+    QUEUE_NAME_MAX,
+    RUNTIME_CLASS,
+    RUNTIME_CLASS_MAX,
+    BuzzSweepSpec,
+)
 
 # The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.
 DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
@@ -28,6 +34,9 @@ class OperatorSettings:
     queue_name: str | None = None  # BUZZ_DEFAULT_QUEUE_NAME: the Kueue LocalQueue of sweeps that name none
     # BUZZ_LIMIT_MULTIPLE (chart value resources.limitMultiple): the headroom of sweeps that set none
     limit_multiple: float = 1.0
+    # BUZZ_TRIAL_RUNTIME_CLASS (chart value trialRuntimeClassName): the RuntimeClass of the trial
+    # pods of sweeps that name none (docs/isolation.md#gvisor); None: the cluster's default runtime
+    runtime_class_name: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
@@ -51,7 +60,11 @@ class OperatorSettings:
         queue = environ.get("BUZZ_DEFAULT_QUEUE_NAME", "").strip()
         if queue and (len(queue) > QUEUE_NAME_MAX or not re.match(QUEUE_NAME, queue)):
             raise ValueError(f"BUZZ_DEFAULT_QUEUE_NAME: {queue[:80]!r} is not a LocalQueue name that fits a label value")
+        runtime_class = environ.get("BUZZ_TRIAL_RUNTIME_CLASS", "").strip()
+        if runtime_class and (len(runtime_class) > RUNTIME_CLASS_MAX or not re.match(RUNTIME_CLASS, runtime_class)):
+            raise ValueError(f"BUZZ_TRIAL_RUNTIME_CLASS: {runtime_class[:80]!r} is not a RuntimeClass name (a DNS subdomain)")
         return cls(
+            runtime_class_name=runtime_class or None,
             limit_multiple=limit_multiple(environ.get("BUZZ_LIMIT_MULTIPLE", "")),
             stack=default_stack(environ),
             operator_image=environ.get("BUZZ_OPERATOR_IMAGE") or cls.operator_image,
@@ -59,6 +72,14 @@ class OperatorSettings:
             endpoint_caps=caps or None,
             queue_name=queue or None,
         )
+
+
+def with_runtime_class(spec: BuzzSweepSpec, settings: OperatorSettings) -> BuzzSweepSpec:
+    """The sweep as it runs: its own spec.runtimeClassName, else the operator's default, so the
+    preflight's canary and every trial pod run under the same runtime."""
+    if spec.runtime_class_name is not None or settings.runtime_class_name is None:
+        return spec
+    return spec.model_copy(update={"runtime_class_name": settings.runtime_class_name})
 
 
 def limit_multiple(text: str) -> float:

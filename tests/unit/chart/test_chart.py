@@ -74,8 +74,9 @@ def test_every_object_has_kind_name_and_an_api_both_1_20_and_current_serve(files
         ({"metrics": {"port": "9090"}}, "port"),
         ({"trialNetworkPolicy": {"endpoints": [{"cidr": "api.openai.com", "ports": [443]}]}}, "cidr"),
         ({"watch": {"namespaces": ["Not_A_Namespace"]}}, "namespaces"),
+        ({"trialRuntimeClassName": "gVisor sandbox"}, "trialRuntimeClassName"),
     ],
-    ids=["typo-nested", "typo-top", "enum", "type", "cidr-not-host", "namespace-pattern"],
+    ids=["typo-nested", "typo-top", "enum", "type", "cidr-not-host", "namespace-pattern", "runtime-class-pattern"],
 )
 def test_schema_refuses_bad_values(values: dict[str, Any], complaint: str) -> None:
     args = ["template", "rel", str(CHART)]

@@ -85,7 +85,8 @@ def test_a_missing_runtime_class_names_spec_runtime_class_name(spec: BuzzSweepSp
     body = ('{"kind":"Status","status":"Failure","message":"pods \\"preflight-x\\" is forbidden: pod rejected: '
             'RuntimeClass \\"gvisor\\" not found","reason":"Forbidden","code":403}')
     assert refused_pod_detail(403, body, gvisor).startswith(
-        "spec.runtimeClassName: the cluster has no usable RuntimeClass 'gvisor' (HTTP 403: ")
+        "spec.runtimeClassName: the cluster has no usable RuntimeClass 'gvisor' (a sweep that names none gets "
+        "the chart's trialRuntimeClassName; HTTP 403: ")
     # another refusal of the pod (Pod Security) is not blamed on a RuntimeClass the sweep did not name
     assert refused_pod_detail(403, 'violates PodSecurity "restricted:latest"', spec).startswith(
         "spec: the cluster refuses a pod with these images (HTTP 403: ")

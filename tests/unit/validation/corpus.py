@@ -157,6 +157,7 @@ CASES: tuple[Case, ...] = (
     Case("resources-negative-fraction", "schema", "spec.resources.requestFraction", _spec(resources={"requestFraction": -0.5})),
     Case("resources-unlimited-and-a-multiple", "schema", "spec.resources.limitMultiple",
          _spec(resources={"unlimited": True, "limitMultiple": 2})),
+    Case("runtime-class-not-a-dns-name", "schema", "spec.runtimeClassName", _spec(runtimeClassName="gVisor Sandbox")),
     Case("max-retries-negative", "schema", "spec.retry.maxRetries", _spec(retry={"maxRetries": -1})),
     Case("max-retries-too-many", "schema", "spec.retry.maxRetries", _spec(retry={"maxRetries": 21})),
     Case("backoff-negative", "schema", "spec.retry.backoffSeconds", _spec(retry={"backoffSeconds": -5})),

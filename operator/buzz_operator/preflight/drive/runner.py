@@ -80,7 +80,7 @@ def refused_pod_detail(status: int, body: str, spec: BuzzSweepSpec) -> str:
     said = " ".join(body.split())
     if spec.runtime_class_name and "RuntimeClass" in said:
         return (f"spec.runtimeClassName: the cluster has no usable RuntimeClass {spec.runtime_class_name!r} "
-                f"(HTTP {status}: {said[:160]})")
+                f"(a sweep that names none gets the chart's trialRuntimeClassName; HTTP {status}: {said[:160]})")
     return f"spec: the cluster refuses a pod with these images (HTTP {status}: {said[:160]})"
 
 

@@ -18,6 +18,7 @@ from buzz_operator.storage import ObjectStore
 from buzz_operator.sweep.drive.tick import Tick
 from buzz_operator.sweep.invalid import validation_message
 from buzz_operator.sweep.lifecycle import condition_drift
+from buzz_operator.sweep.settings import with_runtime_class
 
 
 @dataclass(frozen=True)
@@ -45,4 +46,6 @@ async def read_inputs(tick: Tick) -> SweepInputs:
         raise tick.invalid(str(error)) from None
     if drift := condition_drift(tick.previous.condition_hash, condition.manifest.sha256):
         raise tick.invalid(f"spec.condition: {drift}")
-    return SweepInputs(spec, condition.manifest, store, dataset, tasks, origins)
+    # the operator's default RuntimeClass applied here, so the preflight's canary and every trial
+    # pod run under the runtime the sweep will have (docs/isolation.md#gvisor)
+    return SweepInputs(with_runtime_class(spec, tick.settings), condition.manifest, store, dataset, tasks, origins)

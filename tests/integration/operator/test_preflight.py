@@ -58,10 +58,15 @@ def _mountable(mount: str, request: pytest.FixtureRequest) -> dict[str, str]:
 
 
 @MOUNTS
-async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path, mount, request) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("runtime", [None, "gvisor"], ids=["runc", "gvisor"])
+async def test_healthy_sweep_passes(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path, mount,  # type: ignore[no-untyped-def]
+                                    runtime, request) -> None:
+    """Under runc and under gVisor (docs/isolation.md#gvisor): the canary runs under the sweep's
+    RuntimeClass, so the stack it installs — copied, or mounted as an image volume — is proven
+    to work in the sandbox too."""
     url = f"file://{tmp_path}"
     body = make_sweep("ok", store_url=url, tasks=["hello-file", "user-mention"], suspend=True,
-                      stack=_mountable(mount, request))
+                      stack=_mountable(mount, request), **({"runtimeClassName": runtime} if runtime else {}))
     found = await _run(kube, namespace, body, url)
     verdicts = {name: r.verdict.value for name, r in found.items()}
     print(f"\npreflight on a healthy sweep: {verdicts}")

@@ -31,6 +31,20 @@ def _sidecar_names(pod: dict[str, Any]) -> set[str]:
     return {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
 
 
+def _oom_killed(pod: dict[str, Any]) -> PodState | None:
+    """A container the kernel killed for memory, now or in its last run: the box's limit decided,
+    not the team (docs/resources.md#oom), and it comes before any other container's crash, which
+    may follow from it — under gVisor the pod's containers share one sandbox, whose death for
+    memory leaves the sidecars crash-looping beside the task (docs/isolation.md#telemetry)."""
+    for container in _statuses(pod):
+        for state in ("state", "lastState"):
+            terminated = (container.get(state) or {}).get("terminated") or {}
+            if terminated.get("reason") == "OOMKilled":
+                return PodState(False, "OOMKilled", f"{container.get('name')} was OOM-killed at its memory limit "
+                                                    f"(exit {terminated.get('exitCode')})")
+    return None
+
+
 def pod_state(pod: dict[str, Any] | None) -> PodState:
     """Pure: classify a pod as read from the API."""
     if pod is None:
@@ -41,6 +55,8 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
     phase = status.get("phase")
     if status.get("reason") == "Evicted":
         return PodState(False, "PodEvicted", status.get("message") or "evicted")
+    if (killed := _oom_killed(pod)) is not None:
+        return killed
     for container in _statuses(pod):
         waiting = (container.get("state") or {}).get("waiting") or {}
         reason = waiting.get("reason")
@@ -50,11 +66,6 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
         if reason in CRASHES:
             return PodState(False, "ContainerCrashed", detail)
         terminated = (container.get("state") or {}).get("terminated") or {}
-        if terminated.get("reason") == "OOMKilled":
-            # the kernel killed the container for memory: the box's limit decided, not the team
-            # (docs/resources.md#oom); retried like any infra failure
-            return PodState(False, "OOMKilled", f"{container.get('name')} was OOM-killed at its memory limit "
-                                                f"(exit {terminated.get('exitCode')})")
         if terminated and terminated.get("exitCode", 0) != 0:
             # the last line of its termination message: the stack install says there why it
             # refused the image (pod/stack_install.py)

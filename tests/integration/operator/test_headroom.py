@@ -86,3 +86,26 @@ def test_headroom_turns_an_oom_kill_and_a_pressured_zero_into_passes(  # type: i
     assert tight["infra_rate"]["estimate"] == 0.5 and tight["pressure_rate"]["estimate"] == 0.5, tight
     assert roomy["infra_rate"]["estimate"] == 0 and roomy["pressure_rate"]["estimate"] == 0, roomy
     assert box["roomy"]["pass_rate"] == 1 and box["tight"]["pass_rate"] == 0, box
+
+
+def test_under_gvisor_a_process_over_the_limit_takes_the_sandbox_down(  # type: ignore[no-untyped-def]
+    namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
+) -> None:
+    """gVisor's Sentry holds all of the sandbox's memory, so the kernel kills it, not the one
+    process: `oom-process`, which under runc on cgroup v1 keeps its container (ResourcePressure),
+    ends `OOMKilled` under gVisor — infra, never a pressured 0 (docs/isolation.md#telemetry)."""
+    store = tmp_path / "store"
+    subprocess.run(["kubectl", "-n", namespace, "create", "configmap", "hungry-tasks",
+                    *(f"--from-literal={k}={v}" for k, v in hungry_tasks().items())], check=True, capture_output=True)
+    body = _sweep(make_sweep, "sandboxed", store, 1)
+    body["spec"] |= {"include": ["oom-process"], "runtimeClassName": "gvisor", "retry": {"maxRetries": 0}}
+    with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
+        subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
+                       capture_output=True, text=True)
+        (trial,) = _settled(namespace, 1, 600) or [None]
+        subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "sandboxed", "--wait=false"],
+                       capture_output=True)
+    assert runner.exception is None, runner.output
+    status = (trial or {}).get("status") or {}
+    assert (status.get("phase"), status.get("reason"), status.get("failureClass")) == ("Failed", "OOMKilled", "infra"), status
+    assert not [c for c in status.get("conditions") or [] if c["type"] == "ResourcePressure"], status

@@ -58,3 +58,18 @@ def test_a_container_killed_at_its_memory_limit_is_oom_killed_not_a_crash() -> N
     assert state.message == "task was OOM-killed at its memory limit (exit 137)"
     crashed = {"terminated": {"exitCode": 137, "reason": "Error"}}
     assert pod_state(_pod(RUNNING, crashed, phase="Failed")).reason == "ContainerCrashed"
+
+
+def test_a_sandbox_killed_for_memory_is_oom_killed_though_its_sidecar_crash_loops() -> None:
+    # under gVisor, as the kubelet reported it on the local cluster (2026-12-05): the sandbox died
+    # for memory, the task container OOMKilled (exit 128), the forwarder restarting after it
+    killed = {"terminated": {"exitCode": 128, "reason": "OOMKilled"}}
+    looping = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container"}}
+    state = pod_state(_pod(looping, killed, phase="Running"))
+    assert (state.reason, state.message) == ("OOMKilled", "task was OOM-killed at its memory limit (exit 128)")
+    # a container killed for memory in its last run, restarting now, is the same cause
+    pod = _pod(looping, RUNNING)
+    pod["status"]["initContainerStatuses"][1]["lastState"] = {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}
+    assert pod_state(pod).reason == "OOMKilled"
+    # a crash loop with no OOM kill behind it stays a crash
+    assert pod_state(_pod(looping, RUNNING)).reason == "ContainerCrashed"

@@ -16,4 +16,5 @@ else
 fi
 bash "$HERE/postgres.sh" status
 [ -f "$HERE/s3.sh" ] && bash "$HERE/s3.sh" status
+bash "$HERE/gvisor.sh" status
 exit 0

@@ -28,7 +28,7 @@ SRC=$(go mod download -json "$m@$V" | python3 -c 'import json,sys; d=json.load(s
 [ -d "$SRC" ] || die "the Go module proxy did not serve $m@$V: $SRC"
 # A copy of the module to build in (the module cache stays as the proxy served it), with the
 # shim's one refused write tolerated as containerd tolerates it.
-WORK=$(mktemp -d "$CACHE/gvisor-build.XXXXXX"); trap 'rm -rf "$WORK"' EXIT
+WORK=$CACHE/gvisor-build.$$; rm -rf "$WORK"; mkdir -p "$WORK"; trap 'rm -rf "$WORK"' EXIT
 cp -r "$SRC" "$WORK/gvisor" && chmod -R u+w "$WORK/gvisor"
 MANAGER=$WORK/gvisor/pkg/shim/v1/manager.go
 sed -i -e 's|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil \&\& !os.IsPermission(err) {|' "$MANAGER"

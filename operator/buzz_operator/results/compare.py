@@ -14,15 +14,13 @@ cost differences, and the same per verifier dimension. Pure.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .condition_stats import BOX_HITS, ConditionStats, dimensions, task_counts
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
 from .table import ResultsTable
-from .trial import TrialRecord
 
 # 2: each comparison pairs the box rates (comparisons[].box, docs/resources.md#infra-noise)
 COMPARE_VERSION = 2
@@ -207,17 +205,10 @@ def pair(
 
 
 def _box_difference(baseline: Side, candidate: Side, resampling: Resampling) -> dict[str, Any]:
-    return {name: paired_figures(_box_counts(baseline, hit), _box_counts(candidate, hit), resampling)
+    """What two sweeps that differ in headroom differ in besides their score, each box rate
+    paired task by task (docs/resources.md#infra-noise)."""
+    return {name: paired_figures(baseline.stats.box_counts(hit), candidate.stats.box_counts(hit), resampling)
             for name, hit in BOX_HITS.items()}
-
-
-def _box_counts(side: Side, hit: Callable[[TrialRecord], bool]) -> dict[str, TaskCounts]:
-    """Per task, every committed trial of the side and how many the box hit (`hit`): what two
-    sweeps that differ in headroom differ in besides their score (docs/resources.md#infra-noise)."""
-    by_task: dict[str, list[bool]] = defaultdict(list)
-    for trial in side.stats.every:
-        by_task[trial.task].append(hit(trial))
-    return {task: TaskCounts(len(v), sum(v)) for task, v in sorted(by_task.items())}
 
 
 def side_document(s: Side, statistics: Mapping[str, Any]) -> dict[str, Any]:

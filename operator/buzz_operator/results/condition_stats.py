@@ -94,15 +94,21 @@ class ConditionStats:
                 excluded[why] += 1
         return cls(scored, excluded, every)
 
+    def box_counts(self, hit: Callable[[TrialRecord], bool]) -> dict[str, TaskCounts]:
+        """Per task (sorted), every committed trial and how many the box hit (`hit`, one of
+        BOX_HITS): what the box rates and their pairing in compare are built from."""
+        by_task: dict[str, list[bool]] = defaultdict(list)
+        for t in self.every:
+            by_task[t.task].append(bool(hit(t)))
+        return {task: TaskCounts(len(v), sum(v)) for task, v in sorted(by_task.items())}
+
     def box_estimates(self) -> dict[str, float | None]:
         """The box rates without their intervals (for the CSV): each the mean over tasks of the
         task's share, the figure `box` puts its interval around."""
         out: dict[str, float | None] = {}
         for name, hit in BOX_HITS.items():
-            by_task: dict[str, list[bool]] = defaultdict(list)
-            for t in self.every:
-                by_task[t.task].append(bool(hit(t)))
-            out[name] = sum(sum(v) / len(v) for v in by_task.values()) / len(by_task) if by_task else None
+            counts = self.box_counts(hit).values()
+            out[name] = sum(c.passed / c.n for c in counts) / len(counts) if counts else None
         return out
 
     def box(self, resampling: Resampling) -> dict[str, Any]:
@@ -110,11 +116,8 @@ class ConditionStats:
         that ended on an infra failure, the share whose container had processes OOM-killed while
         the agents worked and the share that needed a fresh try, each averaged over tasks with its
         interval, as the pass rate is."""
-        def rate(hit: Any) -> dict[str, float] | None:
-            by_task: dict[str, list[bool]] = defaultdict(list)
-            for t in self.every:
-                by_task[t.task].append(bool(hit(t)))
-            counts = [TaskCounts(len(v), sum(v)) for _, v in sorted(by_task.items())]
+        def rate(hit: Callable[[TrialRecord], bool]) -> dict[str, float] | None:
+            counts = list(self.box_counts(hit).values())
             return mean_interval(counts, resampling=resampling).document() if counts else None
 
         return {

@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e test-realstack faults \
-        cluster-up cluster-down cluster-status gvisor kueue-up kueue-down services images stack-image crds bench demo clean chart kind-up
+        cluster-up cluster-down cluster-status registry gvisor kueue-up kueue-down services images stack-image crds bench demo clean chart kind-up
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -47,6 +47,10 @@ services: ## Postgres and the S3 test server on private ports
 	@bash hack/postgres.sh up
 	@bash hack/s3.sh up
 
+registry: images ## the local image registry (TLS, htpasswd login; docs/registry.md) with every built image pushed
+	@bash hack/registry.sh up
+	@bash hack/registry.sh push
+
 images: install ## build every image (base, pause, operator, stack, dev relay, task images) and import them
 	@bash hack/images.sh build pause base operator dev-relay stack tasks
 
@@ -83,6 +87,8 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 	@bash hack/postgres.sh up
 	@bash hack/s3.sh up
 	@bash hack/images.sh build pause base operator dev-relay stack tasks
+	@bash hack/registry.sh up
+	@bash hack/registry.sh push
 	@$(PYTEST) -q -p no:cacheprovider tests/integration $(wildcard tests/e2e/test_*.py) $(wildcard tests/faults/test_*.py)
 	@$(PYTEST) -q -rs -p no:cacheprovider tests/realstack
 

@@ -54,13 +54,14 @@ for s in $SYSCTLS; do
 done
 rm -rf /var/log/pods/* /var/log/containers/* /var/lib/cni/results/buzz-pods-* 2>/dev/null
 if [ "${1:-}" = --keep-logs ]; then
-  find "$RUN" -mindepth 1 -maxdepth 1 ! -name logs ! -name postgres ! -name s3 -exec rm -rf {} + 2>/dev/null
+  find "$RUN" -mindepth 1 -maxdepth 1 ! -name logs ! -name postgres ! -name s3 ! -name registry -exec rm -rf {} + 2>/dev/null
 else
-  find "$RUN" -mindepth 1 -maxdepth 1 ! -name postgres ! -name s3 -exec rm -rf {} + 2>/dev/null
+  find "$RUN" -mindepth 1 -maxdepth 1 ! -name postgres ! -name s3 ! -name registry -exec rm -rf {} + 2>/dev/null
 fi
 # the services started beside the cluster go down with it
 timeout 60 bash "$HERE/postgres.sh" down >/dev/null 2>&1
 [ -f "$HERE/s3.sh" ] && timeout 60 bash "$HERE/s3.sh" down >/dev/null 2>&1
+[ -f "$HERE/registry.sh" ] && timeout 60 bash "$HERE/registry.sh" down >/dev/null 2>&1
 rmdir "$RUN" 2>/dev/null
 log "cluster down"
 exit 0

@@ -16,5 +16,6 @@ else
 fi
 bash "$HERE/postgres.sh" status
 [ -f "$HERE/s3.sh" ] && bash "$HERE/s3.sh" status
+[ -f "$HERE/registry.sh" ] && bash "$HERE/registry.sh" status
 bash "$HERE/gvisor.sh" status
 exit 0

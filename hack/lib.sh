@@ -25,6 +25,10 @@ ETCD_PORT=${BUZZ_ETCD_PORT:-2379}
 ETCD_PEER_PORT=${BUZZ_ETCD_PEER_PORT:-2380}
 PG_PORT=${BUZZ_PG_PORT:-55432}
 S3_PORT=${BUZZ_S3_PORT:-59000}
+REGISTRY_PORT=${BUZZ_REGISTRY_PORT:-5443}   # the image registry, on the host's address (hack/registry.sh)
+# containerd's registry hosts directory (config_path): hack/registry.sh writes its CA there; kept
+# out of $RUN/containerd, which every cluster-up starts afresh
+HOSTS_DIR=$RUN/registry-hosts
 K8S_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 
 die() { echo "error: $*" >&2; exit 1; }

@@ -12,6 +12,7 @@ from tests.support.cluster import (  # noqa: F401  (pytest finds fixtures among 
     kube,
     kubeconfig,
     kubectl,
+    local_registry,
     make_sweep,
     namespace,
     pg_dsn,

@@ -33,6 +33,7 @@ namespace = _e2e.namespace
 relay_db = _e2e.relay_db
 cluster_relay = _e2e.cluster_relay
 sweep_secrets = _e2e.sweep_secrets
+local_registry = _e2e.local_registry
 make_sweep = _e2e.make_sweep
 sweep_body = _e2e.sweep_body
 host_ip = _e2e.host_ip

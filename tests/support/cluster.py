@@ -1,7 +1,14 @@
 """Cluster fixtures shared by the tiers that run sweeps and trials on the local stack (e2e,
 integration/operator, integration/pod, faults): the cluster and Postgres (started through the
-project's hack/ scripts when not running), a fresh namespace and relay database per test, the dev
-relay in the cluster behind a Service, and the Secrets a BuzzSweep refers to.
+project's hack/ scripts when not running), the local registry holding the project's images, a
+fresh namespace and relay database per test, the dev relay in the cluster behind a Service, and the
+Secrets a BuzzSweep refers to.
+
+Sweeps made by `sweep_body` pull their task, stack and operator images from the local registry
+(hack/registry.sh: TLS and an htpasswd login) through `spec.imagePullSecrets`: the first pod of
+each image on the node pulls it with the login (a push drops the node's stale copy, so a rebuilt
+image is pulled again); tests/integration/operator/test_pull_secrets.py proves, pulling with
+Always, that the login is checked and a wrong one is named (docs/registry.md#what-the-tests-prove).
 
 A plain module the tiers' conftests import names from — not a plugin, and it imports nothing
 that registers kopf handlers, so in-process operators started by tests see only their own."""
@@ -15,6 +22,7 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +60,39 @@ def pg_dsn() -> str:
         return dsn
     hack("postgres.sh", "up")
     return hack("postgres.sh", "dsn")
+
+
+# The Secret every sweep of sweep_body names in spec.imagePullSecrets (sweep_secrets makes it)
+REGISTRY_SECRET = "registry-login"
+
+
+@cache
+def registry_address() -> str:
+    """host:port of the local registry (hack/registry.sh address; it needs no running registry)."""
+    return hack("registry.sh", "address")
+
+
+def in_registry(image: str) -> str:
+    """The local registry's name for one of the project's images, as hack/registry.sh pushes it:
+    docker.io/buzz/stack:dev -> <address>/buzz/stack:dev."""
+    return f"{registry_address()}/{image.split('/', 1)[1]}"
+
+
+def dockerconfig_secret(name: str, dockerconfig: str) -> dict[str, Any]:
+    import base64
+
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": base64.b64encode(dockerconfig.encode()).decode()}}
+
+
+@pytest.fixture(scope="session")
+def local_registry(kubeconfig: str) -> str:
+    """The local registry up with every built image pushed (both idempotent; a push sends only
+    what changed); its .dockerconfigjson, which holds the login's password."""
+    hack("registry.sh", "up")
+    hack("registry.sh", "push")
+    return hack("registry.sh", "dockerconfig")
 
 
 @pytest.fixture(scope="session")
@@ -181,9 +222,12 @@ async def cluster_relay(kube: Kube, namespace: str, relay_db: str, pg_dsn: str) 
 
 
 @pytest.fixture
-async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay) -> str:
-    """Creates `relay-owner` (owner-key, postgres-dsn) and `api-keys` (STANDIN_API_KEY); returns the key."""
+async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay, local_registry: str) -> str:
+    """Creates `relay-owner` (owner-key, postgres-dsn), `api-keys` (STANDIN_API_KEY) and
+    `registry-login` (the local registry's login); returns the API key."""
     from buzz_operator.kube import objects
+
+    await kube.core.create_namespaced_secret(namespace, dockerconfig_secret(REGISTRY_SECRET, local_registry))
 
     api_key = f"standin-{secrets.token_hex(16)}"
     await objects.create_secret(kube, namespace, objects.secret_body(
@@ -196,7 +240,9 @@ async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay)
 
 def sweep_body(name: str, *, store_url: str, tasks: list[str], condition: str = "standin-oracle.yaml",
                attempts: int = 1, **spec: object) -> dict[str, object]:
-    """A BuzzSweep over builtin tasks with an inline stand-in condition and the test's relay."""
+    """A BuzzSweep over builtin tasks with an inline stand-in condition and the test's relay, its
+    images pulled from the local registry with the `registry-login` Secret (a test's own `stack`,
+    `stackImage`, `operatorImage`, `imagePullPolicy` or `imagePullSecrets` replace those)."""
     import json
 
     import yaml
@@ -213,9 +259,22 @@ def sweep_body(name: str, *, store_url: str, tasks: list[str], condition: str = 
             "relay": {"url": RELAY_URL, "serviceRef": {"name": "relay", "port": 3600},
                       "ownerKeySecretRef": {"name": "relay-owner", "key": "owner-key"},
                       "postgresDsnSecretRef": {"name": "relay-owner", "key": "postgres-dsn"}},
-            "storage": {"url": store_url}, "imagePullPolicy": "Never", **spec,
+            "storage": {"url": store_url}, **registry_images(spec), **spec,
         },
     }
+
+
+def registry_images(spec: dict[str, object]) -> dict[str, object]:
+    """The image fields of a sweep pulling the project's images from the local registry."""
+    images: dict[str, object] = {
+        "taskImageRegistry": in_registry("docker.io/buzz-tasks"),
+        "operatorImage": in_registry("docker.io/buzz/operator:dev"),
+        "imagePullPolicy": "IfNotPresent",
+        "imagePullSecrets": [{"name": REGISTRY_SECRET}],
+    }
+    if "stackImage" not in spec:  # the deprecated alias and spec.stack are exclusive
+        images["stack"] = {"image": in_registry("docker.io/buzz/stack:dev"), "layout": "folder"}
+    return images
 
 
 @pytest.fixture

@@ -8,6 +8,32 @@ from typing import Any
 
 # Waiting reasons that will not resolve by waiting longer.
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"})
+# Why a pull failed, from the runtime's words in the kubelet's message (docs/registry.md#failed-pulls).
+PULL_DENIED = "the registry refused the login"
+PULL_NOT_FOUND = "the registry has no such image or tag"
+PULL_UNREACHABLE = "the registry cannot be reached"
+PULL_UNTRUSTED = "the node does not trust the registry's TLS certificate"
+PULL_NEVER = "not on the node, and imagePullPolicy Never forbids a pull"
+# first match wins: a TLS failure also says "dial", a refused login may also say "not found"
+_PULL_CAUSES = (
+    (PULL_NEVER, ("ErrImageNeverPull",)),
+    (PULL_UNTRUSTED, ("x509:", "certificate signed by unknown authority", "tls: failed to verify")),
+    (PULL_DENIED, ("401 Unauthorized", "403 Forbidden", "authorization failed", "failed to authorize",
+                   "no basic auth credentials", "pull access denied")),
+    (PULL_NOT_FOUND, (": not found", "manifest unknown", "NotFound", "name unknown")),
+    (PULL_UNREACHABLE, ("connection refused", "no such host", "i/o timeout", "no route to host",
+                        "network is unreachable", "TLS handshake timeout", "dial tcp", "server misbehaving")),
+)
+
+
+def pull_cause(message: str) -> str | None:
+    """The cause of a failed pull the kubelet's waiting message names (None: none recognised)."""
+    for cause, words in _PULL_CAUSES:
+        if any(word in message for word in words):
+            return cause
+    return None
+
+
 CRASHES = frozenset({"CrashLoopBackOff", "CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
 
 

@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.sweep import PreflightCheck, PreflightStatus
+from buzz_operator.pod import state as pod_state
 from buzz_operator.pod.stack_install import REQUIRED, STACK_MANIFEST, ManifestError, parse_manifest
 
 DETAIL_MAX = 300
@@ -218,6 +219,13 @@ def pull_secret_problem(types: Sequence[tuple[str, str | None]]) -> str | None:
     return None
 
 
+# Why a pull failed (pod/state.py names it from the kubelet's words)
+PULL_DENIED, PULL_NOT_FOUND, PULL_UNREACHABLE, PULL_UNTRUSTED, PULL_NEVER = (
+    pod_state.PULL_DENIED, pod_state.PULL_NOT_FOUND, pod_state.PULL_UNREACHABLE, pod_state.PULL_UNTRUSTED,
+    pod_state.PULL_NEVER)
+pull_cause = pod_state.pull_cause
+
+
 @dataclass(frozen=True)
 class ImageOrigin:
     """Where a task image reference comes from, so a failed pull says what to fix."""
@@ -226,13 +234,18 @@ class ImageOrigin:
     pinned: bool  # task.toml environment.docker_image; else the operator's name for environment/Dockerfile
 
 
-def task_image_detail(image: str, origin: ImageOrigin | None, reason: str) -> str:
+def task_image_detail(image: str, origin: ImageOrigin | None, reason: str, cause: str | None = None) -> str:
     """Why a task image did not start, and what provides it (docs/task-images.md): the operator
     never builds task images, so an image named after environment/Dockerfile must be built and
-    pushed by the user; a pinned docker_image may need pull credentials."""
+    pushed by the user; a pinned docker_image may need pull credentials. A ``cause`` that is not
+    the image's absence (an unreachable or untrusted registry) is said instead of that advice."""
     if origin is None:
-        return f"spec.taskImageRegistry: {image}: {reason}"
+        return f"spec.taskImageRegistry: {image}: {f'{cause}: ' if cause else ''}{reason}"
     tasks = ", ".join(origin.tasks[:3]) + (f" and {len(origin.tasks) - 3} more" if len(origin.tasks) > 3 else "")
+    if cause in (PULL_UNREACHABLE, PULL_UNTRUSTED):
+        field = "environment.docker_image" if origin.pinned else "spec.taskImageRegistry"
+        return f"{field}: task {tasks}: {image}: {cause}: {reason}"
+    reason = f"{cause}: {reason}" if cause else reason
     # what to fix first and the kubelet's words last: a long pull error is what gets cut
     if origin.pinned:
         return (f"task {tasks}: environment.docker_image {image} (a private registry needs "

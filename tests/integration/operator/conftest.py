@@ -13,6 +13,7 @@ from tests.support.cluster import (  # noqa: F401  (pytest finds fixtures among 
     image_volumes,
     kube,
     kubectl,
+    local_registry,
     make_sweep,
     namespace,
     relay_db,

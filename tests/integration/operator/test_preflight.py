@@ -28,7 +28,7 @@ from buzz_operator.relay.nostr import Keypair
 from buzz_operator.storage.url import open_store
 from buzz_operator.sweep.settings import DEFAULT_STACK
 
-from tests.support.cluster import kubectl
+from tests.support.cluster import in_registry, kubectl
 from tests.unit.chart.chartlib import render
 
 
@@ -54,7 +54,7 @@ def _mountable(mount: str, request: pytest.FixtureRequest) -> dict[str, str]:
     runtime without image volumes."""
     if mount == "image":
         request.getfixturevalue("image_volumes")
-    return {"image": DEFAULT_STACK.image, "layout": DEFAULT_STACK.layout.value, "mount": mount}
+    return {"image": in_registry(DEFAULT_STACK.image), "layout": DEFAULT_STACK.layout.value, "mount": mount}
 
 
 @MOUNTS
@@ -110,10 +110,11 @@ async def test_each_breakage_fails_its_check(kube: Kube, namespace, crds, sweep_
 async def test_missing_image_fails_naming_its_field(kube: Kube, namespace, crds, sweep_secrets, make_sweep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = f"file://{tmp_path}"
     body = make_sweep("noimage", store_url=url, tasks=["hello-file"], suspend=True,
-                      stackImage="docker.io/buzz/no-such-stack:0")
+                      stackImage=in_registry("docker.io/buzz/no-such-stack:0"))
     found = await _run(kube, namespace, body, url)
     assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
-    assert found[checks.IMAGES].detail.startswith("spec.stackImage: ImagePullFailed"), found[checks.IMAGES]
+    assert found[checks.IMAGES].detail.startswith(f"spec.stackImage: {checks.PULL_NOT_FOUND}: ImagePullFailed"), \
+        found[checks.IMAGES]
     assert found[checks.TRUST_STORE].verdict is checks.Verdict.SKIPPED
 
 
@@ -123,11 +124,12 @@ async def test_a_missing_mounted_stack_image_names_spec_stack(  # type: ignore[n
     the task container's, and the check still names the stack's field."""
     url = f"file://{tmp_path}"
     body = make_sweep("nomount", store_url=url, tasks=["hello-file"], suspend=True,
-                      stack={"image": "docker.io/buzz/no-such-stack:0", "layout": "folder", "mount": "image"})
+                      stack={"image": in_registry("docker.io/buzz/no-such-stack:0"), "layout": "folder", "mount": "image"})
     found = await _run(kube, namespace, body, url)
     assert found[checks.IMAGES].verdict is checks.Verdict.FAILED, found
     detail = found[checks.IMAGES].detail
-    assert detail.startswith("spec.stack: ImagePullFailed") and "docker.io/buzz/no-such-stack:0" in detail, detail
+    assert detail.startswith(f"spec.stack: {checks.PULL_NOT_FOUND}: ImagePullFailed"), detail
+    assert in_registry("docker.io/buzz/no-such-stack:0") in detail, detail
 
 
 def apply_trial_policies(namespace: str, trial_policy: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from tests.support.cluster import (  # noqa: F401  (pytest finds fixtures among 
     image_volumes,
     kube,
     kubectl,
+    local_registry,
     namespace,
     relay_db,
     sweep_secrets,

@@ -28,6 +28,33 @@ def test_pull_secrets_named_by_their_entry() -> None:
         "spec.imagePullSecrets[0].name: Secret keys is of type Opaque, not kubernetes.io/dockerconfigjson")
 
 
+# the kubelet's words for each failed pull, as the local cluster said them (kubelet 1.37,
+# containerd 2.2.9, the distribution registry v3.1.2 of hack/registry.sh; 2026-12-05)
+DENIED = ('failed to pull and unpack image "192.0.2.2:5443/buzz/stack:dev": failed to resolve image: unexpected '
+          'status from HEAD request to https://192.0.2.2:5443/v2/buzz/stack/manifests/dev: 401 Unauthorized')
+ANONYMOUS = ('failed to pull and unpack image "192.0.2.2:5443/buzz/stack:dev": failed to resolve image: pull access '
+             'denied, repository does not exist or may require authorization: authorization failed: no basic auth '
+             'credentials')
+NOT_FOUND = ('rpc error: code = NotFound desc = failed to pull and unpack image "192.0.2.2:5443/buzz/stack:nope": '
+             'failed to resolve image: 192.0.2.2:5443/buzz/stack:nope: not found')
+UNREACHABLE = ('failed to pull and unpack image "192.0.2.2:26731/buzz/stack:dev": failed to resolve image: failed to do '
+               'request: Head "https://192.0.2.2:26731/v2/buzz/stack/manifests/dev": dial tcp 192.0.2.2:26731: '
+               'connect: connection refused')
+UNTRUSTED = ('failed to pull and unpack image "192.0.2.2:5443/buzz/stack:dev": failed to resolve image: failed to do '
+             'request: Head "https://192.0.2.2:5443/v2/buzz/stack/manifests/dev": tls: failed to verify certificate: '
+             'x509: certificate signed by unknown authority')
+
+
+@pytest.mark.parametrize(("message", "cause"), [
+    (DENIED, checks.PULL_DENIED), (ANONYMOUS, checks.PULL_DENIED), (NOT_FOUND, checks.PULL_NOT_FOUND),
+    (UNREACHABLE, checks.PULL_UNREACHABLE), (UNTRUSTED, checks.PULL_UNTRUSTED),
+    ('Container image "x:1" is not present with pull policy of Never', None),
+    ("stack: ErrImageNeverPull: x", checks.PULL_NEVER), ("exited 1", None),
+])
+def test_a_failed_pull_is_named_by_its_cause(message: str, cause: str | None) -> None:
+    assert checks.pull_cause(message) == cause
+
+
 @pytest.fixture
 def spec() -> BuzzSweepSpec:
     return BuzzSweepSpec.model_validate(load_corpus().good_body(ROOT, store_url="file:///tmp/store")["spec"])
@@ -44,22 +71,31 @@ def test_task_image_failures_name_tasks_and_provider(spec: BuzzSweepSpec, tmp_pa
     first = failed_image_detail("task: ErrImagePull: not found", "ImagePullFailed", spec, images, origins)
     assert first == (f"spec.taskImageRegistry: task alpha: {images[0]} is built from its environment/Dockerfile, "
                      "which the operator does not build: build and push it (`buzzctl dataset images` lists each): "
-                     "ImagePullFailed: task: ErrImagePull: not found")
-    second = failed_image_detail("image-1: ImagePullBackOff: 401", "ImagePullFailed", spec, images, origins)
+                     f"{checks.PULL_NOT_FOUND}: ImagePullFailed: task: ErrImagePull: not found")[:checks.DETAIL_MAX]
+    second = failed_image_detail("image-1: ImagePullBackOff: Back-off pulling image", "ImagePullFailed", spec, images,
+                                 origins)
     assert second == ("task beta, gamma: environment.docker_image ghcr.io/org/private:1 (a private registry needs "
-                      "spec.imagePullSecrets): ImagePullFailed: image-1: ImagePullBackOff: 401")
+                      "spec.imagePullSecrets): ImagePullFailed: image-1: ImagePullBackOff: Back-off pulling image")
+    # a refused login is the pull Secrets' to fix, whichever image it was
+    denied = failed_image_detail(f"image-1: ErrImagePull: {DENIED}", "ImagePullFailed", spec, images, origins)
+    assert denied.startswith(f"spec.imagePullSecrets: {checks.PULL_DENIED} (pulling the image of "
+                             "spec.taskImageRegistry): ImagePullFailed: image-1: ErrImagePull: "), denied
+    # an unreachable registry: not the "build and push it" advice, the image exists
+    down = failed_image_detail(f"task: ErrImagePull: {UNREACHABLE}", "ImagePullFailed", spec, images, origins)
+    assert down.startswith(f"spec.taskImageRegistry: task alpha: {images[0]}: {checks.PULL_UNREACHABLE}: "), down
+    assert "build and push" not in down
     # a long kubelet message is cut, never what to fix
     long = failed_image_detail("task: ErrImagePull: " + "x" * 400, "ImagePullFailed", spec, images, origins)
     assert len(long) == checks.DETAIL_MAX and "buzzctl dataset images" in long
     # not a task container: the field the image comes from, as before
     stack = failed_image_detail("stack: ErrImageNeverPull: x", "ImagePullFailed", spec, images, origins)
-    assert stack.startswith("spec.stack: ImagePullFailed")
+    assert stack.startswith(f"spec.stack: {checks.PULL_NEVER}: ImagePullFailed")
     # mount image: the stack is a volume of the task container, whose message quotes the stack
     # image (as the kubelet said it on the local cluster, containerd 2.2.9)
     mounted = StackSource(image="docker.io/buzz/no-such-stack:1", layout=StackLayout.FOLDER, mount=StackMount.IMAGE)
     said = 'task: ErrImageNeverPull: Container image "docker.io/buzz/no-such-stack:1" is not present with pull policy of Never'
     assert failed_image_detail(said, "ImagePullFailed", spec, images, origins, mounted) == (
-        f"spec.stack: ImagePullFailed: {said}")
+        f"spec.stack: {checks.PULL_NEVER}: ImagePullFailed: {said}")
     # the task image's own failure is still the task's
     assert failed_image_detail("task: ErrImagePull: not found", "ImagePullFailed", spec, images, origins,
                                mounted) == first

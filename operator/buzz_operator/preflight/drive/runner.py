@@ -103,16 +103,22 @@ def failed_image_detail(message: str, reason: str, spec: BuzzSweepSpec, task_ima
     `<container>: <waiting reason>: <text>`): a task image's failure names its tasks. With
     mount image the stack image is a volume of the `task` container, whose waiting message then
     quotes the stack image ("Container image \"<ref>\" is not present …"): that is the stack's."""
-    if stack is not None and stack.mount is StackMount.IMAGE and f'"{stack.image}"' in message:
-        return f"{stack_field(spec)}: {reason}: {message}"[:200]
+    cause = checks.pull_cause(message)
+    said = f"{cause}: {reason}: {message}" if cause else f"{reason}: {message}"
     container = _container(message)
+    if stack is not None and stack.mount is StackMount.IMAGE and f'"{stack.image}"' in message:
+        field = stack_field(spec)
+    else:
+        field = image_field(message, stack_field(spec))
+    if cause == checks.PULL_DENIED:  # whichever image it was, the login is what to fix
+        return f"spec.imagePullSecrets: {cause} (pulling the image of {field}): {reason}: {message}"[:checks.DETAIL_MAX]
     started = canary.started_images(task_images)
     index = 0 if container == canary.TASK_CONTAINER else (
         int(container.removeprefix("image-")) if container.removeprefix("image-").isdigit() else None)
-    if index is None or index >= len(started):
-        return f"{image_field(message, stack_field(spec))}: {reason}: {message}"[:200]
+    if field != TASK_IMAGE_FIELD or index is None or index >= len(started):
+        return f"{field}: {said}"[:checks.DETAIL_MAX]
     image = started[index]
-    return checks.task_image_detail(image, origins.get(image), f"{reason}: {message}")[:checks.DETAIL_MAX]
+    return checks.task_image_detail(image, origins.get(image), f"{reason}: {message}", cause)[:checks.DETAIL_MAX]
 
 
 def image_origins(tasks: Sequence[Task], registry: str, dataset: str) -> dict[str, checks.ImageOrigin]:

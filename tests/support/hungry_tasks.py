@@ -31,15 +31,29 @@ HUNGRY = ("oom-container", "oom-process")
 
 def hungry_tasks() -> dict[str, str]:
     """Every task of COMMANDS as ConfigMap data: hello-file with the command to run."""
+    return command_tasks(COMMANDS, memory_mib=TASK_MIB)
+
+
+def slow_tasks(count: int, seconds: int, image: str | None = None) -> dict[str, str]:
+    """``count`` tasks (`slow-1`, …) whose answer takes ``seconds``: long enough for a sweep's
+    ticks to happen while they run (tests of warm pods)."""
+    return command_tasks({f"slow-{n}": f"sleep {seconds}; printf 'Hello, world!'" for n in range(1, count + 1)},
+                         image=image)
+
+
+def command_tasks(commands: dict[str, str], *, memory_mib: int | None = None, image: str | None = None) -> dict[str, str]:
+    """hello-file with a command to run, one task per entry of ``commands``, as ConfigMap data;
+    its image pinned (``image``, else the one hack/images.sh builds for hello-file)."""
     source = ROOT / "tasks" / "hello-file"
     hello = next(t for t in load_dataset(builtin_dataset_path(), ["hello-file"], []) if t.name == "hello-file")
-    image = hello.image_ref(DEFAULT_TASK_IMAGE_REGISTRY, "builtin")
+    image = image or hello.image_ref(DEFAULT_TASK_IMAGE_REGISTRY, "builtin")
     toml = (source / "task.toml").read_text()
     assert "memory_mb = 1024" in toml
-    toml = toml.replace("memory_mb = 1024", f"memory_mb = {TASK_MIB}").replace(
-        "[environment]\n", f'[environment]\ndocker_image = "{image}"\n')
+    if memory_mib is not None:
+        toml = toml.replace("memory_mb = 1024", f"memory_mb = {memory_mib}")
+    toml = toml.replace("[environment]\n", f'[environment]\ndocker_image = "{image}"\n')
     data = {}
-    for name, command in COMMANDS.items():
+    for name, command in commands.items():
         data |= {
             f"{name}__task.toml": toml,
             f"{name}__instruction.md": f"Run `{command}` in a shell and save what it prints to `/app/hello.txt`.\n",
@@ -47,3 +61,9 @@ def hungry_tasks() -> dict[str, str]:
             f"{name}__tests__test.sh": (source / "tests" / "test.sh").read_text(),
         }
     return data
+
+
+def hello_image() -> str:
+    """The image hack/images.sh builds for hello-file, as the builtin dataset names it."""
+    hello = next(t for t in load_dataset(builtin_dataset_path(), ["hello-file"], []) if t.name == "hello-file")
+    return hello.image_ref(DEFAULT_TASK_IMAGE_REGISTRY, "builtin")

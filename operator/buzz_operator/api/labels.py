@@ -38,7 +38,16 @@ SETTLED = f"{GROUP}/settled"
 FINALIZER = f"{GROUP}/finalizer"
 # Marks the preflight canary, which otherwise carries a trial pod's policy labels.
 PREFLIGHT = f"{GROUP}/preflight"
+# A trial pod made ahead of its trial (docs/warm-pods.md): owned by the sweep and named as its
+# trial's first try's pod, until that trial claims it and this label comes off.
+WARM = f"{GROUP}/warm"
 COMPONENT = "app.kubernetes.io/component"
+# The component of a sweep's short-lived pods that pull an image onto a node ahead of the trials
+# that need it (docs/registry.md#images-pulled-ahead).
+IMAGE_PULL = "image-pull"
+# Annotation on a pull pod: the image and node it pulls for (its name only hashes them).
+PULL_IMAGE = f"{GROUP}/pull-image"
+PULL_NODE = f"{GROUP}/pull-node"
 TRIAL_POD = "trial-pod"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "buzz-operator"

@@ -33,6 +33,7 @@ from buzz_operator.api.common import (
 )
 from buzz_operator.api.relay import RelaySpec
 from buzz_operator.api.rules import exactly_one, rule, validations
+from buzz_operator.api.secret_text import StatusText
 from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
 from buzz_operator.api.stack import StackDigests, StackSource, folder_stack
 
@@ -59,6 +60,7 @@ ENDPOINTS_SOURCES = ("config", "config_map_ref")
 DATASET_SOURCES = ("builtin", "config_map_ref", "object_store", "registry", "package")
 REGISTRY_SOURCES = ("url", "config_map_ref")
 DEFAULT_REGISTRY_KEY = "registry.json"
+MAX_WARM_PODS = 16  # a small surplus: more warm pods hold nodes' room for trials that cannot start yet
 DEFAULT_GIT_BASE = "https://github.com"
 # S3 object keys are at most 1024 bytes, so no longer prefix can name tasks; the bound also
 # keeps the CEL rule on it cheap (see api.rules).
@@ -425,6 +427,11 @@ class BuzzSweepSpec(
     )
     attempts: int = Field(1, ge=1, le=1000, description="k: independent attempts per task (pass@k).")
     parallelism: int = Field(4, ge=1, le=10000, description="Most trials of this sweep active at once.")
+    warm_pods: int | None = Field(
+        None, ge=0, le=MAX_WARM_PODS,
+        description="Trial pods made ready ahead of their trials, beyond spec.parallelism: the next trials' pods "
+                    "(stack installed, forwarder listening, no secret) wait for a slot to free and their trial "
+                    "claims them (docs/warm-pods.md). 0: none; unset: the operator's default (chart value warmPods).")
     cpu_request_fraction: float = Field(
         1.0, gt=0, le=1,
         description=(
@@ -586,6 +593,20 @@ class PreflightStatus(StatusModel):
     )
 
 
+class ImagesStatus(StatusModel):
+    """The sweep's images pulled ahead onto the nodes its trials may run on (docs/registry.md#images-pulled-ahead)."""
+
+    nodes: int = Field(0, ge=0, description="Nodes a trial pod could run on, pulled to.")
+    wanted: int = Field(0, ge=0, description="Images wanted there now: the stack's, the operator's and the next trials' task images.")
+    pulled: int = Field(0, ge=0, description="(image, node) pairs of the wanted images already on their node.")
+    pulling: int = Field(0, ge=0, description="Pull pods in flight (at most the operator's prepull concurrency).")
+    pull_pods: int = Field(0, ge=0, description="Pull pods this sweep created so far.")
+    failed: list[StatusText] = Field(
+        default_factory=list, max_length=8,
+        description="'<image>: <cause>' of pulls that failed; those images are not tried again ahead of their trials.")
+    warm: int = Field(0, ge=0, description="Warm trial pods waiting for their trial (docs/warm-pods.md).")
+
+
 class BuzzSweepStatus(StatusModel):
     """Progress of a sweep. Size is independent of the number of trials."""
 
@@ -624,6 +645,7 @@ class BuzzSweepStatus(StatusModel):
         None, description="sha256 of the lock.json (task, prompt and image digests) this sweep runs under."
     )
     preflight: PreflightStatus | None = Field(None, description="Preflight checks before the first trial.")
+    images: ImagesStatus | None = Field(None, description="Images pulled ahead and warm pods.")
     started_at: Timestamp | None = Field(None, description="When the first trial was admitted.")
     finished_at: Timestamp | None = Field(None, description="When the last trial reached a terminal phase.")
     kopf: dict[str, Any] | None = Field(

@@ -252,6 +252,19 @@ class PhaseTimes(StatusModel):
     finished: Timestamp | None = Field(None, description="Reached Succeeded or Failed.")
 
 
+class PodStart(StatusModel):
+    """How the current try's pod came to run (docs/warm-pods.md#measured): warm or cold, the wait
+    the trial saw, and the kubelet's pulls for it, apart from that wait when the pod was warm."""
+
+    warm: bool = Field(False, description="The pod was made ahead by the sweep and claimed by this trial.")
+    seconds: float = Field(0.0, ge=0, description="From the launch's first call until every container ran.")
+    pull_seconds: float | None = Field(
+        None, ge=0, description="The kubelet's time pulling this pod's images (its Pulled events); for a warm pod "
+                                "spent before the claim. Unset when its Events could not be read.")
+    pulled: int = Field(0, ge=0, description="Images the kubelet pulled for the pod.")
+    present: int = Field(0, ge=0, description="Images already on the node.")
+
+
 class Tokens(StatusModel):
     """Token totals from relay receipts, reconciled after the agents stopped."""
 
@@ -360,6 +373,7 @@ class BuzzTrialStatus(StatusModel):
     tenant_secret: str | None = Field(None, description="Per-try Secret holding seat keys and auth tags.")
     channel_id: str | None = Field(None, description="Buzz channel of the current try.")
     pod: str | None = Field(None, description="Pod of the current try.")
+    pod_start: PodStart | None = Field(None, description="How the current try's pod came to run.")
     stack: StackDigests | None = Field(
         None, description="Digests of the stack the current try's pod installed (read at launch)."
     )

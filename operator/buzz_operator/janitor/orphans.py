@@ -46,7 +46,8 @@ def orphaned(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], 
     for obj in objects:
         meta = obj.get("metadata") or {}
         trial = (meta.get("labels") or {}).get(labels.TRIAL)
-        if not trial or meta.get("deletionTimestamp"):
+        # a warm pod waits for a trial not created yet: its sweep owns and collects it (docs/warm-pods.md)
+        if not trial or meta.get("deletionTimestamp") or (meta.get("labels") or {}).get(labels.WARM) == "true":
             continue
         owner = _trial_owner_uid(obj)
         if (owner is not None and owner not in uids) or (owner is None and trial not in names):

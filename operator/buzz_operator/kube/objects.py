@@ -71,6 +71,14 @@ async def delete_pod(kube: Kube, namespace: str, name: str, *, grace_seconds: in
     _ok(status, body, allowed=(NOT_FOUND,))
 
 
+async def patch_pod(kube: Kube, namespace: str, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch of a pod's metadata; the pod as patched. Raises ApiException (404: gone)."""
+    status, body = await _answer(kube.core.patch_namespaced_pod(
+        name, namespace, dict(patch), _content_type=MERGE_PATCH, _preload_content=False))
+    _ok(status, body)
+    return json.loads(body)
+
+
 async def patch_pod_labels(kube: Kube, namespace: str, name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     """Set `labels` on a pod (a JSON merge patch: other labels are kept); the pod as patched.
     Raises ApiException (404 when the pod is gone)."""

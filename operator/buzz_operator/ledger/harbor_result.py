@@ -141,15 +141,18 @@ def agent_metadata(
 
 
 def box_metadata(headroom: Mapping[str, Any], resource_usage: Mapping[str, Any] | None,
-                 failed_tries: Sequence[str] = ()) -> dict[str, Any]:
+                 failed_tries: Sequence[str] = (), pod_start: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The keys after the seed's: ``headroom``, the room the box gave around task.toml's CPU and
     memory (docs/resources.md#headroom); when the task container's cgroup was read,
-    ``resource_usage`` by phase (docs/resources.md#telemetry); and ``failed_tries``, the reasons
+    ``resource_usage`` by phase (docs/resources.md#telemetry); ``failed_tries``, the reasons
     of the tries that failed on infra before this bundle's (docs/resources.md#infra-noise), so
-    the noise a retry hid is still counted. Harbor ignores all three."""
+    the noise a retry hid is still counted; and, once the pod ran, ``pod_start``: warm or cold,
+    the wait and the pulls apart (docs/warm-pods.md#measured). Harbor ignores them all."""
     box: dict[str, Any] = {"headroom": dict(headroom), "failed_tries": list(failed_tries)}
     if resource_usage is not None:
         box["resource_usage"] = dict(resource_usage)
+    if pod_start is not None:
+        box["pod_start"] = dict(pod_start)
     return box
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from buzz_operator.api.stack import StackLayout, StackMount, StackSource
 from buzz_operator.api.sweep import (
+    MAX_WARM_PODS,
     QUEUE_NAME,
     QUEUE_NAME_MAX,
     RUNTIME_CLASS,
@@ -19,6 +20,7 @@ from buzz_operator.api.sweep import (
     BuzzSweepSpec,
 )
 
+MAX_PREPULL_CONCURRENCY = 16
 # The stand-in stack (images/stack, hack/images.sh) in the folder layout: the demo's default.
 DEFAULT_STACK = StackSource(image="docker.io/buzz/stack:dev", layout=StackLayout.FOLDER)
 
@@ -37,6 +39,11 @@ class OperatorSettings:
     # BUZZ_TRIAL_RUNTIME_CLASS (chart value trialRuntimeClassName): the RuntimeClass of the trial
     # pods of sweeps that name none (docs/isolation.md#gvisor); None: the cluster's default runtime
     runtime_class_name: str | None = None
+    # BUZZ_PREPULL_CONCURRENCY (chart value prepull.concurrency): pull pods in flight per sweep
+    # (docs/registry.md#images-pulled-ahead); 0 pulls nothing ahead
+    prepull_concurrency: int = 2
+    # BUZZ_WARM_PODS (chart value warmPods): the warm pods of sweeps that set no spec.warmPods
+    warm_pods: int = 0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OperatorSettings:
@@ -63,7 +70,17 @@ class OperatorSettings:
         runtime_class = environ.get("BUZZ_TRIAL_RUNTIME_CLASS", "").strip()
         if runtime_class and (len(runtime_class) > RUNTIME_CLASS_MAX or not re.match(RUNTIME_CLASS, runtime_class)):
             raise ValueError(f"BUZZ_TRIAL_RUNTIME_CLASS: {runtime_class[:80]!r} is not a RuntimeClass name (a DNS subdomain)")
+        def count(name: str, default: int, most: int) -> int:
+            text = environ.get(name, "").strip()
+            if not text:
+                return default
+            if not text.isdigit() or int(text) > most:
+                raise ValueError(f"{name}: {text!r} is not a whole number from 0 to {most}")
+            return int(text)
+
         return cls(
+            prepull_concurrency=count("BUZZ_PREPULL_CONCURRENCY", cls.prepull_concurrency, MAX_PREPULL_CONCURRENCY),
+            warm_pods=count("BUZZ_WARM_PODS", cls.warm_pods, MAX_WARM_PODS),
             runtime_class_name=runtime_class or None,
             limit_multiple=limit_multiple(environ.get("BUZZ_LIMIT_MULTIPLE", "")),
             stack=default_stack(environ),

@@ -39,6 +39,7 @@ from buzz_operator.api.trial import (
     Outcome,
     Phase,
     PhaseTimes,
+    PodStart,
     ResourceUsage,
     Tokens,
     TrialResourceUsage,
@@ -93,6 +94,7 @@ class Launched:
 
     pod: str
     stack: StackDigests | None = None
+    pod_start: PodStart | None = None
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,7 @@ def _fact_changes(status: BuzzTrialStatus, fact: Fact) -> dict[str, Any]:
                 "channel_id": fact.channel_id,
             }
         case Launched():
-            changes |= {"pod": fact.pod, "stack": fact.stack}
+            changes |= {"pod": fact.pod, "stack": fact.stack, "pod_start": fact.pod_start}
         case Ran():
             changes |= _run_changes(fact)
         case Collected():
@@ -493,7 +495,7 @@ def _new_try(
             "trial_id": None,
             "tenant_secret": None,
             "channel_id": None,
-            "pod": None,
+            "pod": None, "pod_start": None,
             "stack": None,
             "resource_usage": None,
             "task_event_id": None,

@@ -44,7 +44,10 @@ TTL_S = 20
 UNEXERCISED = {("", "pods/exec", "create"), ("bench.buzz.dev", "buzztrials", "delete")}
 # read only for a trial pod still waiting on its node after kube/pods.py's REPORT_AFTER_S (the image
 # it pulls, for status.waiting), which a pod of local images may or may not be
-MAYBE_EXERCISED = {("", "events", "list")}
+MAYBE_EXERCISED = {("", "events", "list"),
+                   # the nodes a sweep's images are pulled ahead onto: listed only by a sweep that
+                   # does not pull with Never (docs/registry.md#images-pulled-ahead)
+                   ("", "nodes", "list")}
 # what kopf needs on a cluster-wide install instead of namespaces list/watch: nothing extra
 # a trial's Events: its start and its finish (failures too, none here); the phases between are
 # status and metrics only (observability/events.py)

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from buzz_operator.api.common import TRIALS
+from buzz_operator.api.trial import BuzzTrialSpec
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep.admission import AdmissionDecision, admit
 from buzz_operator.sweep.drive.inputs import SweepInputs
 from buzz_operator.sweep.drive.plan import Plan
 from buzz_operator.sweep.drive.tick import Tick
+from buzz_operator.sweep.planner import PlannedTrial
 from buzz_operator.sweep.trial_view import just_created
 from buzz_operator.sweep.trialspec import build_trial_spec, roster_endpoints, trial_object
 
@@ -34,19 +36,23 @@ def decide(tick: Tick, read: SweepInputs, planned: Plan) -> AdmissionDecision:
     )
 
 
+def trial_spec_of(tick: Tick, read: SweepInputs, planned_trial: PlannedTrial) -> BuzzTrialSpec:
+    """The spec the planned trial is (or will be) created with."""
+    task = next(t for t in read.tasks if t.name == planned_trial.task)
+    settings = tick.settings
+    return build_trial_spec(
+        planned_trial, task=task, manifest=read.manifest,
+        condition_hash=read.manifest.sha256, sweep=read.spec, dataset=read.dataset,
+        default_stack=settings.stack, default_operator_image=settings.operator_image,
+        default_queue_name=settings.queue_name, default_limit_multiple=settings.limit_multiple,
+    )
+
+
 def trial_bodies(tick: Tick, read: SweepInputs, decision: AdmissionDecision) -> list[dict[str, Any]]:
     """The BuzzTrial objects of the admitted trials, owned by the sweep."""
-    by_name = {t.name: t for t in read.tasks}
-    settings = tick.settings
-    return [
-        trial_object(planned_trial, build_trial_spec(
-            planned_trial, task=by_name[planned_trial.task], manifest=read.manifest,
-            condition_hash=read.manifest.sha256, sweep=read.spec, dataset=read.dataset,
-            default_stack=settings.stack, default_operator_image=settings.operator_image,
-            default_queue_name=settings.queue_name, default_limit_multiple=settings.limit_multiple,
-        ), namespace=tick.namespace, sweep_uid=tick.uid, generation=tick.generation)
-        for planned_trial in decision.admit
-    ]
+    return [trial_object(planned_trial, trial_spec_of(tick, read, planned_trial), namespace=tick.namespace,
+                         sweep_uid=tick.uid, generation=tick.generation)
+            for planned_trial in decision.admit]
 
 
 async def admit_trials(tick: Tick, read: SweepInputs, planned: Plan) -> AdmissionDecision:

@@ -1,6 +1,7 @@
 """The plan of a tick: one pass over the sweep's trials marks which (task, attempt) pairs exist
 and adds up the sweep's figures, nothing of the trials held; then the missing trials are
-planned, the first `spec.parallelism` of them named (sweep/planner.py)."""
+planned, the first few of them named (sweep/planner.py): those admission may start now and the
+next ones, whose pods are kept warm and images pulled ahead."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ class Plan:
     missing: MissingTrials
 
 
+def named(read: SweepInputs, tick: Tick) -> int:
+    """How many missing trials are named: those admission may start now (spec.parallelism), and as
+    many again plus the warm pods' surplus, whose pods are made and images pulled ahead."""
+    warm = read.spec.warm_pods if read.spec.warm_pods is not None else tick.settings.warm_pods
+    return 2 * read.spec.parallelism + warm
+
+
 def plan(tick: Tick, read: SweepInputs) -> Plan:
     task_names = [t.name for t in read.tasks]
     existing, counted = Existing(task_names, read.spec.attempts), Tally()
@@ -26,5 +34,5 @@ def plan(tick: Tick, read: SweepInputs) -> Plan:
         existing.add(trial.task, trial.attempt)
         counted.add(trial)
     missing = plan_missing(tick.name, tick.uid, read.manifest.sha256, task_names, read.spec.attempts, existing,
-                           limit=read.spec.parallelism)
+                           limit=named(read, tick))
     return Plan(counted, counted.created, missing)

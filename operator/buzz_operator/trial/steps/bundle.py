@@ -195,7 +195,8 @@ def _box(ctx: TrialContext, status: BuzzTrialStatus) -> dict[str, Any]:
     metadata and the bundle's summary alike."""
     return box_metadata(ctx.spec.resources.headroom(),
                         status.resource_usage.to_api() if status.resource_usage is not None else None,
-                        [failed.reason for failed in status.failed_tries])
+                        [failed.reason for failed in status.failed_tries],
+                        status.pod_start.to_api() if status.pod_start is not None else None)
 
 
 def _active(facts: dict[str, Any]) -> float | None:

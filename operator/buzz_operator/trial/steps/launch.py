@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from typing import Any
 
 from buzz_operator.api.stack import StackDigests
-from buzz_operator.api.trial import BuzzTrialStatus
+from buzz_operator.api.trial import BuzzTrialStatus, PodStart
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_ROOT
 from buzz_operator.kube import objects, tar
 from buzz_operator.kube.exec import env_prelude
+from buzz_operator.kube.kueue import pod_events
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.pod import launch_script
+from buzz_operator.pod.pull_events import pulls
 from buzz_operator.pod.relay_ca import RELAY_CA_NAME
 from buzz_operator.pod.shell import await_subscribed
 from buzz_operator.pod.stack_install import read_manifest_command
 from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
+from buzz_operator.pod.warm_pod import claim_patch, claimable, is_warm
 from buzz_operator.relay.tenant_models import TenantHandle, TenantSecrets
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.trial.drive.context import Redacted, TrialContext
@@ -48,14 +53,40 @@ async def _forwarder(ctx: TrialContext) -> tuple[str | None, str | None]:
     return forwarder_listen_address(ctx.relay.url), target
 
 
-async def _start_pod(ctx: TrialContext, retry: int) -> str:
+async def _create_or_claim(ctx: TrialContext, pod: dict[str, Any]) -> bool:
+    """The try's pod created, or the sweep's warm pod of that name claimed (docs/warm-pods.md#claim);
+    whether it was warm. A warm pod that is not the pod this trial would make (a stale spec) or
+    is on its way out is deleted and a cold one made in its place."""
+    name = pod["metadata"]["name"]
+    found = await objects.create_pod(ctx.kube, ctx.namespace, pod)
+    if not is_warm(found):
+        return False  # made now, or this trial's own from before a restart
+    if claimable(found, pod):
+        await objects.patch_pod(ctx.kube, ctx.namespace, name, claim_patch(ctx.name, ctx.uid))
+        return True
+    await objects.delete_pod(ctx.kube, ctx.namespace, name, grace_seconds=0)
+    await objects.wait_pod_gone(ctx.kube, ctx.namespace, name, timeout_s=60)
+    await objects.create_pod(ctx.kube, ctx.namespace, pod)
+    return False
+
+
+async def _pod_start(ctx: TrialContext, name: str, warm: bool, seconds: float) -> PodStart:
+    """How the pod came to run, with the kubelet's pulls from its Events (unset when unreadable)."""
+    events = await pod_events(ctx.kube, ctx.namespace, name)
+    found = pulls(events) if events else None
+    return PodStart(warm=warm, seconds=round(seconds, 3), pull_seconds=found.seconds if found else None,
+                    pulled=found.pulled if found else 0, present=found.present if found else 0)
+
+
+async def _start_pod(ctx: TrialContext, retry: int) -> tuple[str, PodStart]:
     name = ctx.pod(retry)
     listen, target = await _forwarder(ctx)
     pod = build_trial_pod(
         trial_name=ctx.name, trial_uid=ctx.uid, namespace=ctx.namespace, retry=retry, spec=ctx.spec,
         trial_labels=ctx.labels, relay_listen=listen, relay_target=target,
     )
-    await objects.create_pod(ctx.kube, ctx.namespace, pod)
+    began = time.monotonic()
+    warm = await _create_or_claim(ctx, pod)
     try:
         # status.waiting says why the pod waits; a pod queued through Kueue may wait queueSeconds
         # for admission first, and past that fails as QueueWaitExceeded (docs/queueing.md)
@@ -67,7 +98,7 @@ async def _start_pod(ctx: TrialContext, retry: int) -> str:
                                              f"{ctx.spec.deadlines.schedule_seconds}s") from exc
     if not state.ready:
         raise StepFailure(state.reason or "PodLost", state.message[:300])
-    return name
+    return name, await _pod_start(ctx, name, warm, time.monotonic() - began)
 
 
 def _files(ctx: TrialContext, handle: TenantHandle) -> dict[str, tuple[bytes, int]]:
@@ -145,7 +176,7 @@ async def _start_and_launch(ctx: TrialContext, pod: str, handle: TenantHandle, s
 
 
 async def _tenant_while_starting(ctx: TrialContext, status: BuzzTrialStatus
-                                 ) -> tuple[str, TenantHandle, TenantSecrets, Redacted]:
+                                 ) -> tuple[tuple[str, PodStart], TenantHandle, TenantSecrets, Redacted]:
     """The pod started, and meanwhile the tenant, its secrets and the model API keys read: the
     reads need no pod, and the pod's start (about 1.5 s, bench/trial.py) hides them."""
     starting = asyncio.create_task(_start_pod(ctx, status.retries))
@@ -162,6 +193,6 @@ async def _tenant_while_starting(ctx: TrialContext, status: BuzzTrialStatus
 
 
 async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
-    pod, handle, secrets, keys = await _tenant_while_starting(ctx, status)
+    (pod, started), handle, secrets, keys = await _tenant_while_starting(ctx, status)
     stack = await _start_and_launch(ctx, pod, handle, secrets, keys)
-    return Launched(pod=pod, stack=stack)
+    return Launched(pod=pod, stack=stack, pod_start=started)

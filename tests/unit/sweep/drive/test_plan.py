@@ -16,10 +16,15 @@ def test_the_missing_trials_are_the_pairs_without_a_trial(tmp_path) -> None:  # 
     assert {(p.task, p.attempt) for p in planned.missing.first} == {("user-mention", 1), ("reply-to-thread", 2)}
 
 
-def test_the_plan_names_no_more_than_the_parallelism(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_plan_names_the_parallelism_and_as_many_again_plus_the_warm_pods(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Those admission may start now, and the next ones, whose pods are made and images pulled
+    ahead (docs/warm-pods.md): never the whole sweep."""
     spec = {**inputs(tmp_path).spec.to_api(), "attempts": 5, "parallelism": 3}
     planned = plan(tick(), inputs(tmp_path, spec))
-    assert planned.missing.count == 10 and len(planned.missing.first) == 3 and planned.created == 0
+    assert planned.missing.count == 10 and len(planned.missing.first) == 6 and planned.created == 0
+    warm = plan(tick(), inputs(tmp_path, {**spec, "warmPods": 2}))
+    assert len(warm.missing.first) == 8
+    assert [t.name for t in warm.missing.first[:6]] == [t.name for t in planned.missing.first]
 
 
 def test_a_trial_of_a_task_no_longer_listed_is_counted_but_plans_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -55,6 +55,22 @@ def orphaned(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], 
     return sorted(found)[:limit]
 
 
+def left_warm(pods: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], *, idle: bool) -> list[str]:
+    """Warm pods (docs/warm-pods.md) of a sweep that starts no trial any more (suspended or
+    finished: ``idle``) whose trial was never created: an operator stopped before the sweep's next
+    tick deleted them leaves them, and nothing would claim them."""
+    if not idle:
+        return []
+    names = {t.name for t in trials}
+    found = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        marks = meta.get("labels") or {}
+        if marks.get(labels.WARM) == "true" and not meta.get("deletionTimestamp") and marks.get(labels.TRIAL) not in names:
+            found.append(str(meta["name"]))
+    return sorted(found)[:MAX_DELETES_PER_TICK]
+
+
 def live_trial_ids(sweep_uid: str, trials: Sequence[LiveTrial]) -> set[str]:
     """Relay trial ids a running trial may still use: its current try's."""
     return {relay_trial_id(sweep_uid, t.name, t.retries) for t in trials if not t.settled}

@@ -48,3 +48,19 @@ def test_relay_ids() -> None:
     rows = [relay_trial_id("sweep-uid", "t1", 0), relay_trial_id("sweep-uid", "t2", 1),
             relay_trial_id("sweep-uid", "t3", 0), relay_trial_id("other-sweep", "t3", 0)]
     assert orphans.unarchived_orphans(rows, live=live, ours=ours) == sorted(rows[1:3])
+
+
+def test_warm_pods_are_never_trial_orphans_and_go_once_their_sweep_is_idle() -> None:
+    from buzz_operator.janitor.orphans import LiveTrial, left_warm, orphaned
+
+    def warm(trial: str) -> dict:
+        return {"metadata": {"name": trial, "labels": {labels.TRIAL: trial, labels.WARM: "true"},
+                             "ownerReferences": [{"kind": "BuzzSweep", "uid": "sweep-uid"}]}}
+
+    pods = [warm("t1"), warm("t2")]
+    created = [LiveTrial("t1", "u1", 0, settled=False)]
+    # a warm pod's trial does not exist yet: it is its sweep's, not an orphan
+    assert orphaned(pods, created) == []
+    assert left_warm(pods, created, idle=False) == []
+    # the sweep starts nothing more: the pod of the trial never created goes; t1's is its launch's
+    assert left_warm(pods, created, idle=True) == ["t2"]

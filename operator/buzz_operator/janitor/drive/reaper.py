@@ -1,5 +1,6 @@
 """One janitor tick for one sweep: delete orphaned trial pods and per-try Secrets in its
-namespace, and archive relay channels of its trials whose try is over or whose trial is gone.
+namespace and the warm pods it left behind once it starts no trial, and archive relay channels of
+its trials whose try is over or whose trial is gone.
 
 Bounded per tick (orphans.py limits), idempotent (404 on delete is done; archiving an archived
 channel is a no-op), and never fatal: a tick that cannot reach the relay tries again next time.
@@ -128,10 +129,36 @@ async def _task_names(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> list[s
         return []  # trials that still exist are covered by name; the sweep's reconcile reports the rest
 
 
+def idle(sweep: Mapping[str, Any]) -> bool:
+    """The sweep starts no trial any more: suspended, or Complete or Failed."""
+    if (sweep.get("spec") or {}).get("suspend"):
+        return True
+    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+               for c in (sweep.get("status") or {}).get("conditions") or [])
+
+
+async def reap_warm(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
+    """Warm pods an idle sweep left behind whose trial was never created (orphans.left_warm)."""
+    if not idle(sweep):
+        return []
+    meta = sweep["metadata"]
+    namespace = meta["namespace"]
+    pods = kube.api.sanitize_for_serialization(await kube.core.list_namespaced_pod(
+        namespace, label_selector=f"{labels.WARM}=true,{labels.SWEEP}={label_value(meta['name'])}")).get("items", [])
+    if not pods:
+        return []
+    trials = await _trials(kube, namespace, f"{labels.SWEEP}={label_value(meta['name'])}")
+    left = orphans.left_warm(pods, trials, idle=True)
+    for name in left:
+        await objects.delete_pod(kube, namespace, name, grace_seconds=0)
+    return left
+
+
 async def tick(kube: Kube, sweep: Mapping[str, Any]) -> Reaped:
     namespace = sweep["metadata"]["namespace"]
     try:
         pods, secrets = await reap_objects(kube, namespace)
+        pods += await reap_warm(kube, sweep)
     except ApiException as error:
         log.info("janitor %s: listing failed (HTTP %s); next tick", namespace, error.status)
         pods, secrets = [], []

@@ -22,7 +22,9 @@ Measured, over the whole run:
   operator's event loop (shared with kopf and every daemon): apiserver delivery plus loop backlog;
 * operator RSS: the peak and its growth from 10 % of the trials to the end;
 * the operator's API requests and writes per trial (sweep path and pod lifecycle together);
-* pods left when the sweep finished (each trial deletes its own, the janitor the orphans).
+* pods left when the sweep finished (each trial deletes its own, the janitor the orphans);
+* pods created per trial and the peak of warm pods, with --warm N (spec.warmPods): a warm pod
+  no trial claims is a pod made for nothing, so the target is at most 1.05.
 
     .venv/bin/python bench/kwok.py                      # 10,000 trials on 50 fake nodes
     .venv/bin/python bench/kwok.py --trials 1000 --nodes 10
@@ -71,6 +73,8 @@ from scale import (  # noqa: E402
 )
 
 RELEASE_AT_ONCE = 16
+# a warm pod no trial claims is a pod made for nothing: at most 5 % of them (docs/warm-pods.md)
+TARGET_PODS_PER_TRIAL = 1.05
 KWOK = ["bash", str(ROOT / "hack" / "kwok.sh")]
 
 
@@ -206,7 +210,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             await kube.custom.create_namespaced_custom_object(
                 GROUP, VERSION, namespace, "buzzsweeps",
                 sweep_body("kwok", store_url=f"file://{store}", attempts=attempts, parallelism=args.parallelism,
-                           dataset={"objectStore": {"prefix": DATASET_PREFIX}}))
+                           dataset={"objectStore": {"prefix": DATASET_PREFIX}}, warmPods=args.warm))
             deadline, last_print = started + args.timeout, 0.0
             while time.time() < deadline:
                 status = (await kube.custom.get_namespaced_custom_object(
@@ -214,7 +218,8 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                 now = time.time()
                 samples.append({"t": now, "rss_mb": proc_rss_mb(operator.pid), "created": len(clock.trials),
                                 "succeeded": int(status.get("succeeded") or 0),
-                                "pods_live": len(clock.pods) - len(clock.deleted)})
+                                "pods_live": len(clock.pods) - len(clock.deleted),
+                                "warm": int((status.get("images") or {}).get("warm") or 0)})
                 if operator.poll() is not None:
                     raise RuntimeError(f"operator exited {operator.returncode}; log {log_path}:\n"
                                        + log_path.read_text()[-3000:])
@@ -248,7 +253,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
         await kube.close()
         with contextlib.suppress(RuntimeError):
             kwok("down")
-    return report(total, elapsed, clock, samples, stats_path, left, drained_s)
+    return report(total, elapsed, clock, samples, stats_path, left, drained_s, args.warm)
 
 
 def spread(values: list[float]) -> str:
@@ -256,7 +261,7 @@ def spread(values: list[float]) -> str:
 
 
 def report(total: int, elapsed: float, clock: PodClock, samples: list[dict[str, Any]], stats_path: Path,
-           left: int, drained_s: float) -> int:
+           left: int, drained_s: float, warm: int = 0) -> int:
     records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
     operator_samples = [r for r in records if r["kind"] == "sample"]
     pods = [r for r in records if r["kind"] == "pod"]
@@ -278,6 +283,15 @@ def report(total: int, elapsed: float, clock: PodClock, samples: list[dict[str, 
     pod_rates = windows(pod_times, WINDOW_S) or [len(pod_times) / max(elapsed, 1e-9)]
     record(Figure("P5 pods created per second (kwok nodes)", "pods/s", pod_rates, INFO,
                   note=f"per {WINDOW_S:.0f} s window; peak live pods {max(s['pods_live'] for s in samples):,}"))
+    if done:
+        claimed = sum(1 for r in pods if r.get("warm"))
+        # every pod the namespace saw but the dev relay's: trial pods, warm pods, nothing else
+        per_trial = Figure(f"P5 pods created per trial, spec.warmPods {warm}", "", [(len(clock.pods) - 1) / done],
+                           LOWER if warm else INFO, TARGET_PODS_PER_TRIAL, decimals=3,
+                           note=f"{len(clock.pods) - 1:,} pods for {done:,} trials; {claimed:,} trials claimed a "
+                                f"warm pod; peak warm pods {max(s['warm'] for s in samples):,}")
+        passed = record(per_trial).passed
+        ok &= passed is not False
     to_running = [(clock.running[pod_name(t, 0)] - created) * 1000 for t, created in clock.trials.items()
                   if pod_name(t, 0) in clock.running]
     in_operator = [r["create_ms"] + r["running_ms"] for r in pods]
@@ -313,6 +327,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=10_000)
     parser.add_argument("--nodes", type=int, default=50, help="fake nodes kwok runs")
     parser.add_argument("--parallelism", type=int, default=500, help="spec.parallelism of the sweep")
+    parser.add_argument("--warm", type=int, default=0, help="spec.warmPods of the sweep (docs/warm-pods.md)")
     parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-kwok-") as tmp:

@@ -34,7 +34,9 @@ from buzz_operator.api.trial import BuzzTrialSpec, BuzzTrialStatus
 from buzz_operator.kube import objects, resources
 from buzz_operator.kube.pods import wait_running
 from buzz_operator.pod.trial_pod import build_trial_pod, forwarder_listen_address
+from buzz_operator.sweep.drive import warm as warm_drive
 from buzz_operator.trial.drive.waiting import trial_status_reporter
+from buzz_operator.trial.steps.launch import create_or_claim
 from kubernetes_asyncio import watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -65,7 +67,9 @@ SUCCEEDED = {"phase": "Succeeded", "outcome": "ok", "reward": 1.0, "costUSD": {"
 
 
 def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: str, record: Record) -> None:
-    """The stand-in trial daemon, into `registry` (as handlers.drive_trial is into kopf's default)."""
+    """The stand-in trial daemon, into `registry` (as handlers.drive_trial is into kopf's default);
+    the sweep's warm pods are placed on the fake nodes as its trials' pods are."""
+    warm_drive.PLACE = on_fake_nodes
 
     @kopf.daemon(group, version, plural, cancellation_timeout=2.0, registry=registry, id="drive_trial_pod")
     async def drive_trial_pod(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
@@ -79,7 +83,7 @@ def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: 
             trial_labels=dict(body.metadata.labels or {}), relay_listen=forwarder_listen_address(RELAY_URL),
             relay_target=target))
         began = time.time()
-        await objects.create_pod(memo.kube, namespace, pod)
+        warm = await create_or_claim(memo.kube, namespace, pod, name, uid)
         created = time.time()
         state = await wait_running(memo.kube, namespace, pod["metadata"]["name"],
                                    timeout_s=spec.deadlines.schedule_seconds,
@@ -91,7 +95,7 @@ def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: 
         await objects.delete_pod(memo.kube, namespace, pod["metadata"]["name"], grace_seconds=0)
         await handlers._settle(memo, body, BuzzTrialStatus.model_validate(SUCCEEDED))
         record({"kind": "pod", "t": time.time(), "trial": name, "create_ms": (created - began) * 1000,
-                "running_ms": (running - created) * 1000, "deleted_ms": (time.time() - running) * 1000})
+                "running_ms": (running - created) * 1000, "deleted_ms": (time.time() - running) * 1000, "warm": warm})
 
 
 async def probe_lag(kube: Any, namespace: str, record: Record) -> None:

@@ -10,8 +10,8 @@ warm pods."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +92,7 @@ async def test_trials_claim_warm_pods_whose_images_were_pulled_ahead(  # type: i
     assert starts[first["metadata"]["name"]]["warm"] is False
     assert all(starts[t["metadata"]["name"]]["warm"] for t in later), starts
     assert all(t["status"]["reward"] == 1.0 for t in trials)
-    # a warm trial waited less than the cold one, whose pulls it did not wait for
-    assert max(starts[t["metadata"]["name"]]["seconds"] for t in later) < starts[first["metadata"]["name"]]["seconds"]
+    # how long each waited is bench/warm.py's to measure; here, that each pod's pulls were read
     assert all(s["pullSeconds"] is not None for s in starts.values())
     # every trial pod that was scheduled belongs to a trial: no warm pod was made for nothing
     trial_names = {t["metadata"]["name"] for t in trials}
@@ -118,6 +117,6 @@ async def test_a_suspended_sweep_keeps_no_warm_pod(  # type: ignore[no-untyped-d
         assert len(pods(namespace, f"{labels.WARM}=true")) <= 2
         apply(namespace, {**body, "spec": {**body["spec"], "suspend": True}})
         wait_until(lambda: not pods(namespace, f"{labels.WARM}=true"), 60, "the warm pods deleted")
-        time.sleep(6)  # a tick later, still none
+        await asyncio.sleep(6)  # a tick later, still none
         assert not pods(namespace, f"{labels.WARM}=true")
     assert runner.exception is None, runner.output

@@ -159,7 +159,10 @@ def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wid
         ("apiextensions.k8s.io", "customresourcedefinitions", "watch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
+        ("", "nodes", "list"),  # images pulled ahead onto the nodes (docs/registry.md#images-pulled-ahead)
     }
+    without = render(values={"watch": {"allNamespaces": False, "namespaces": ["team-a"]}, "prepull": {"concurrency": 0}})
+    assert ("", "nodes", "list") not in granted(of_kind(without, "ClusterRole"))
     [deployment] = of_kind(docs, "Deployment")
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--namespace=team-a" in args and "--namespace=team-b" in args and "--all-namespaces" not in args

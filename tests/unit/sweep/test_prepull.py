@@ -8,7 +8,15 @@ from typing import Any
 from buzz_operator.api import labels
 from buzz_operator.pod.pull_pod import build_pull_pod, pull_pod_name
 from buzz_operator.pod.state import PULL_DENIED
-from buzz_operator.sweep.prepull import Node, PullPod, PullState, nodes_for_trials, plan_pulls, pull_state, wanted_images
+from buzz_operator.sweep.prepull import (
+    Node,
+    PullPod,
+    PullState,
+    nodes_for_trials,
+    plan_pulls,
+    pull_state,
+    wanted_images,
+)
 
 
 def node(name: str, *, ready: bool = True, taints: list[dict[str, str]] | None = None, images: list[str] = (),

@@ -18,6 +18,7 @@ from buzz_operator.api.trial import BuzzTrialStatus, PodStart
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
 from buzz_operator.condition.paths import BUZZ_ACP, REMOTE_ROOT
 from buzz_operator.kube import objects, tar
+from buzz_operator.kube.client import Kube
 from buzz_operator.kube.exec import env_prelude
 from buzz_operator.kube.kueue import pod_events
 from buzz_operator.kube.pods import wait_running
@@ -53,20 +54,20 @@ async def _forwarder(ctx: TrialContext) -> tuple[str | None, str | None]:
     return forwarder_listen_address(ctx.relay.url), target
 
 
-async def _create_or_claim(ctx: TrialContext, pod: dict[str, Any]) -> bool:
+async def create_or_claim(kube: Kube, namespace: str, pod: dict[str, Any], trial_name: str, trial_uid: str) -> bool:
     """The try's pod created, or the sweep's warm pod of that name claimed (docs/warm-pods.md#claim);
     whether it was warm. A warm pod that is not the pod this trial would make (a stale spec) or
     is on its way out is deleted and a cold one made in its place."""
     name = pod["metadata"]["name"]
-    found = await objects.create_pod(ctx.kube, ctx.namespace, pod)
+    found = await objects.create_pod(kube, namespace, pod)
     if not is_warm(found):
         return False  # made now, or this trial's own from before a restart
     if claimable(found, pod):
-        await objects.patch_pod(ctx.kube, ctx.namespace, name, claim_patch(ctx.name, ctx.uid))
+        await objects.patch_pod(kube, namespace, name, claim_patch(trial_name, trial_uid))
         return True
-    await objects.delete_pod(ctx.kube, ctx.namespace, name, grace_seconds=0)
-    await objects.wait_pod_gone(ctx.kube, ctx.namespace, name, timeout_s=60)
-    await objects.create_pod(ctx.kube, ctx.namespace, pod)
+    await objects.delete_pod(kube, namespace, name, grace_seconds=0)
+    await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
+    await objects.create_pod(kube, namespace, pod)
     return False
 
 
@@ -86,7 +87,7 @@ async def _start_pod(ctx: TrialContext, retry: int) -> tuple[str, PodStart]:
         trial_labels=ctx.labels, relay_listen=listen, relay_target=target,
     )
     began = time.monotonic()
-    warm = await _create_or_claim(ctx, pod)
+    warm = await create_or_claim(ctx.kube, ctx.namespace, pod, ctx.name, ctx.uid)
     try:
         # status.waiting says why the pod waits; a pod queued through Kueue may wait queueSeconds
         # for admission first, and past that fails as QueueWaitExceeded (docs/queueing.md)

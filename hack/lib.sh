@@ -83,6 +83,15 @@ export KUBECONFIG=${KUBECONFIG_OVERRIDE:-$KUBECONFIG_PATH}
 
 # host_ip: the address pods use to reach the host (apiserver endpoint, host services)
 host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -1; }
+# stop_pid PID NAME: a service of ours stopped, TERM, then KILL after 10 s; returns once it is gone
+stop_pid() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  die "${2:-process} pid $pid did not exit after SIGKILL"
+}
 pid_alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 # ctr of the containerd the cluster runs (Debian 13's, unpacked by hack/debian-pkgs.sh, or the built 2.x)

@@ -101,21 +101,12 @@ answers() {
 }
 running() { server_pid >/dev/null && [ "$(cat "$D/address" 2>/dev/null)" = "$(address)" ] && answers "$(address)"; }
 
-stop_pid() {
-  local pid=$1 i
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  die "registry pid $pid did not exit after SIGKILL"
-}
-
 up() {
   mkdir -p "$D"
   local addr; addr=$(address)
   if running; then hosts_toml "$addr"; return 0; fi
   local old
-  if old=$(server_pid); then log "replacing unresponsive registry pid $old"; stop_pid "$old"; fi
+  if old=$(server_pid); then log "replacing unresponsive registry pid $old"; stop_pid "$old" "registry"; fi
   rm -f "$PIDF"
   port_free "$REGISTRY_PORT" "the image registry"
   build
@@ -145,7 +136,7 @@ CFG
       rm -f "$PIDF"; tail -5 "$D/server.log" >&2; die "the registry exited during start; see $D/server.log"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      stop_pid "$pid"; rm -f "$PIDF"; tail -5 "$D/server.log" >&2
+      stop_pid "$pid" "registry"; rm -f "$PIDF"; tail -5 "$D/server.log" >&2
       die "the registry did not answer on https://$addr within ${START_TIMEOUT}s; stopped it; see $D/server.log"
     fi
     sleep 0.1
@@ -157,7 +148,7 @@ CFG
 
 down() {
   local pid
-  if pid=$(server_pid); then stop_pid "$pid"; fi
+  if pid=$(server_pid); then stop_pid "$pid" "registry"; fi
   rm -f "$PIDF"
 }
 

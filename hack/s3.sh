@@ -48,21 +48,12 @@ server_pid() {
 answers() { curl -s -o /dev/null --max-time 2 "$ENDPOINT/"; }
 running() { server_pid >/dev/null && [ "$(cat "$D/port" 2>/dev/null)" = "$S3_PORT" ] && answers; }
 
-stop_pid() {  # stop_pid PID: TERM, then KILL after 10 s; returns once the process is gone
-  local pid=$1 i
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  die "S3 server pid $pid did not exit after SIGKILL"
-}
-
 up() {
   mkdir -p "$D"
   if running; then return 0; fi
   # a server of ours that no longer answers (or serves another port) is replaced, not trusted
   local old
-  if old=$(server_pid); then log "replacing unresponsive S3 server pid $old"; stop_pid "$old"; fi
+  if old=$(server_pid); then log "replacing unresponsive S3 server pid $old"; stop_pid "$old" "S3 server"; fi
   rm -f "$PIDF"
   reserve_ports "$S3_PORT"
   port_free "$S3_PORT" "the S3 test server"
@@ -85,7 +76,7 @@ up() {
       die "the S3 server exited during start; see $D/server.log"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      stop_pid "$pid"; rm -f "$PIDF"; tail -5 "$D/server.log" >&2
+      stop_pid "$pid" "S3 server"; rm -f "$PIDF"; tail -5 "$D/server.log" >&2
       die "the S3 server did not answer on $ENDPOINT within ${START_TIMEOUT}s; stopped it; see $D/server.log"
     fi
     sleep 0.1
@@ -97,7 +88,7 @@ up() {
 # the server stops; its data stays for the next `up` (a restart loses nothing), as Postgres's does
 down() {
   local pid
-  if pid=$(server_pid); then stop_pid "$pid"; fi
+  if pid=$(server_pid); then stop_pid "$pid" "S3 server"; fi
   rm -f "$PIDF" "$D/port"
 }
 

@@ -5,12 +5,14 @@ trial starts on a ready pod the moment a slot frees. Bounds: at most ``surplus``
 sweep's spec.warmPods, else the operator's default), and never more pods than the caps allow plus
 that surplus — this sweep's active trials and warm pods together stay within spec.parallelism +
 surplus, and the operator's active trials and this sweep's warm pods within its cap + surplus. A
-held sweep (suspended, out of budget) keeps none. A warm pod is only made once every active trial
-of the sweep has its pod on a node, so it never takes an admitted trial's room."""
+held sweep (suspended, out of budget) keeps none. A warm pod never takes an admitted trial's
+room: a trial whose pod is not made yet holds one warm pod back, and a warm pod on a node while a
+trial pod of the sweep waits for one is given back."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from buzz_operator.api import labels
@@ -30,24 +32,45 @@ def warm_target(*, surplus: int, waiting: int, parallelism: int, own_active: int
     return max(0, min(surplus, waiting, room))
 
 
-def placed(pods: Iterable[Mapping[str, Any]]) -> int:
-    """Trial pods (not warm, not ending) the scheduler has placed on a node."""
-    count = 0
+@dataclass(frozen=True)
+class SweepPods:
+    """The sweep's trial pods as the warm policy reads them."""
+
+    trial_pods: int  # pods of its trials (claimed warm ones included), not ending
+    unplaced: int  # of those, the ones the scheduler has not placed yet
+    placed_warm: list[str]  # warm pods on a node, newest first
+
+
+def sweep_pods(pods: Iterable[Mapping[str, Any]]) -> SweepPods:
+    trial_pods = unplaced = 0
+    warm: list[tuple[str, str]] = []
     for pod in pods:
         meta = pod.get("metadata") or {}
         marks = meta.get("labels") or {}
-        if labels.TRIAL not in marks or marks.get(labels.WARM) == "true" or meta.get("deletionTimestamp"):
+        if labels.TRIAL not in marks or meta.get("deletionTimestamp"):
             continue
-        if (pod.get("spec") or {}).get("nodeName"):
-            count += 1
-    return count
+        on_node = bool((pod.get("spec") or {}).get("nodeName"))
+        if marks.get(labels.WARM) == "true":
+            if on_node:
+                warm.append((str(meta.get("creationTimestamp") or ""), str(meta["name"])))
+            continue
+        trial_pods += 1
+        unplaced += not on_node
+    return SweepPods(trial_pods, unplaced, [name for _, name in sorted(warm, reverse=True)])
 
 
-def may_add(own_active: int, placed_trial_pods: int) -> bool:
-    """A new warm pod only once every active trial of the sweep has its pod on a node: made
-    earlier, a warm pod could take the room an admitted trial's pod is about to ask for, and that
-    trial could then not start while the warm pod waits for it to finish."""
-    return placed_trial_pods >= own_active
+def room_for_new(target: int, own_active: int, pods: SweepPods) -> int:
+    """How many of the ``target`` warm pods may be there now: an active trial whose pod is not
+    made yet, or not placed yet, gets its room first — a warm pod made before its pod would be
+    placed before it — so each such trial holds one back."""
+    return max(target - max(own_active - pods.trial_pods, 0) - pods.unplaced, 0)
+
+
+def given_back(pods: SweepPods) -> list[str]:
+    """Warm pods to delete because a trial pod of the sweep waits for a node while they hold one:
+    a warm pod is for a later trial and must never keep an admitted one from starting (at
+    parallelism 1 that trial would otherwise wait for a slot only its own end frees)."""
+    return pods.placed_warm[:pods.unplaced]
 
 
 def warm_trials(upcoming: Sequence[PlannedTrial], target: int) -> list[PlannedTrial]:

@@ -60,16 +60,23 @@ def test_a_trial_claims_only_the_warm_pod_it_would_make() -> None:
     assert patch["metadata"]["ownerReferences"][0]["uid"] == "trial-uid"
 
 
-def test_a_warm_pod_waits_until_every_active_trial_has_its_pod_placed() -> None:
-    from buzz_operator.sweep.warm import may_add, placed
+def test_a_warm_pod_never_takes_an_admitted_trials_room() -> None:
+    from buzz_operator.sweep.warm import given_back, room_for_new, sweep_pods
 
-    def trial_pod(name: str, node: str | None, *, warm: bool = False, ending: bool = False) -> dict:
-        meta = {"name": name, "labels": {labels.TRIAL: name, **({labels.WARM: "true"} if warm else {})},
+    def trial_pod(name: str, node: str | None, *, warm: bool = False, ending: bool = False, at: str = "1") -> dict:
+        meta = {"name": name, "creationTimestamp": at,
+                "labels": {labels.TRIAL: name, **({labels.WARM: "true"} if warm else {})},
                 **({"deletionTimestamp": "now"} if ending else {})}
         return {"metadata": meta, "spec": {"nodeName": node} if node else {}}
 
-    pods = [trial_pod("t1", "n1"), trial_pod("t2", None), trial_pod("t3", "n1", warm=True),
-            trial_pod("t4", "n1", ending=True)]
-    assert placed(pods) == 1
-    # t1 placed but t2's pod is not: a warm pod made now could take t2's room
-    assert not may_add(2, placed(pods)) and may_add(1, placed(pods))
+    pods = sweep_pods([trial_pod("t1", "n1"), trial_pod("t2", None), trial_pod("t3", "n1", warm=True, at="2"),
+                       trial_pod("t4", "n1", warm=True, at="3"), trial_pod("t5", None, warm=True),
+                       trial_pod("t0", "n1", ending=True)])
+    assert (pods.trial_pods, pods.unplaced, pods.placed_warm) == (2, 1, ["t4", "t3"])
+    # t2 waits for a node while t3 and t4 hold one: the newest warm pod is given back
+    assert given_back(pods) == ["t4"]
+    # three active trials, two with pods, one of those unplaced: two of four warm pods held back
+    assert room_for_new(4, 3, pods) == 2
+    assert room_for_new(1, 3, pods) == 0
+    settled = sweep_pods([trial_pod("t1", "n1")])
+    assert given_back(settled) == [] and room_for_new(2, 1, settled) == 2

@@ -24,7 +24,14 @@ from buzz_operator.sweep.drive.inputs import SweepInputs
 from buzz_operator.sweep.drive.plan import Plan
 from buzz_operator.sweep.drive.tick import Tick
 from buzz_operator.sweep.planner import PlannedTrial
-from buzz_operator.sweep.warm import may_add, placed, stale_warm, warm_target, warm_trials
+from buzz_operator.sweep.warm import (
+    given_back,
+    room_for_new,
+    stale_warm,
+    sweep_pods,
+    warm_target,
+    warm_trials,
+)
 from buzz_operator.trial.drive.setup import relay_service
 
 log = logging.getLogger(__name__)
@@ -82,11 +89,17 @@ async def keep_warm(tick: Tick, read: SweepInputs, planned: Plan, decision: Admi
     for name in stale_warm(pods, wanted={t.name for t in wanted}, existing=existing, finished=finished):
         await objects.delete_pod(tick.kube, tick.namespace, name, grace_seconds=0)
         pods.pop(name, None)
-    if not may_add(own, placed(listed)):
-        return len(pods)
+    seen = sweep_pods(listed)
+    for name in given_back(seen):
+        await objects.delete_pod(tick.kube, tick.namespace, name, grace_seconds=0)
+        pods.pop(name, None)
+    room = room_for_new(len(wanted), own, seen) - sum(1 for t in wanted if t.name in pods.values())
     for trial in wanted:
         if trial.name in pods.values():
             continue
+        if room <= 0:
+            break
+        room -= 1
         try:
             await objects.create_pod(tick.kube, tick.namespace, await warm_pod_body(tick, read, trial))
         except (ApiException, ValueError) as error:  # refused (quota, admission) or no relay Service yet

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,9 @@ PROBE_STAMP = "bench.buzz.dev/stamp"
 TERMINAL = ("Succeeded", "Failed")
 
 Record = Callable[[dict[str, Any]], None]
+# how long each trial holds its pod Running before it ends (bench/kwok.py --hold): 0 ends at once;
+# a trial that runs a while lets the sweep's ticks come while its pod is up, as a real one does
+HOLD_S = float(os.environ.get("BUZZ_BENCH_POD_HOLD_S", "0"))
 
 
 def on_fake_nodes(pod: dict[str, Any]) -> dict[str, Any]:
@@ -91,6 +95,7 @@ def register(registry: kopf.OperatorRegistry, group: str, version: str, plural: 
         running = time.time()
         if not state.ready:
             raise kopf.PermanentError(f"pod {pod['metadata']['name']}: {state.reason}: {state.message}")
+        await asyncio.sleep(HOLD_S)  # the trial's run, as long as kwok.py --hold says
         await resources.patch_status(memo.kube, plural, namespace, name, SUCCEEDED)
         await objects.delete_pod(memo.kube, namespace, pod["metadata"]["name"], grace_seconds=0)
         await handlers._settle(memo, body, BuzzTrialStatus.model_validate(SUCCEEDED))

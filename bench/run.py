@@ -60,7 +60,8 @@ BENCHMARKS: dict[str, list[str]] = {
     "headroom": ["--attempts", "3"],
     "scale": ["--trials", "10000", "--timeout", "660"],
     "kwok": ["--trials", "10000", "--timeout", "1100"],
-    "kwok-warm": ["--trials", "1000", "--nodes", "10", "--parallelism", "100", "--warm", "16", "--timeout", "600"],
+    "kwok-warm": ["--trials", "1000", "--nodes", "10", "--parallelism", "100", "--warm", "16", "--hold", "10",
+                  "--timeout", "600"],
 }
 
 # benchmarks that run another's script with other arguments

@@ -38,10 +38,11 @@ class SweepPods:
 
     trial_pods: int  # pods of its trials (claimed warm ones included), not ending
     unplaced: int  # of those, the ones the scheduler has not placed yet
-    placed_warm: list[str]  # warm pods on a node, newest first
+    placed_warm: list[str]  # warm pods on a node whose trial is not created yet, newest first
 
 
-def sweep_pods(pods: Iterable[Mapping[str, Any]]) -> SweepPods:
+def sweep_pods(pods: Iterable[Mapping[str, Any]], existing: Collection[str] = ()) -> SweepPods:
+    """``existing``: the sweep's trials; a warm pod of one is about to be claimed, never given back."""
     trial_pods = unplaced = 0
     warm: list[tuple[str, str]] = []
     for pod in pods:
@@ -51,7 +52,7 @@ def sweep_pods(pods: Iterable[Mapping[str, Any]]) -> SweepPods:
             continue
         on_node = bool((pod.get("spec") or {}).get("nodeName"))
         if marks.get(labels.WARM) == "true":
-            if on_node:
+            if on_node and marks[labels.TRIAL] not in existing:
                 warm.append((str(meta.get("creationTimestamp") or ""), str(meta["name"])))
             continue
         trial_pods += 1

@@ -78,5 +78,8 @@ def test_a_warm_pod_never_takes_an_admitted_trials_room() -> None:
     # three active trials, two with pods, one of those unplaced: two of four warm pods held back
     assert room_for_new(4, 3, pods) == 2
     assert room_for_new(1, 3, pods) == 0
+    # t4's trial was just created: its launch is about to claim it, so t3 goes instead
+    assert given_back(sweep_pods([trial_pod("t2", None), trial_pod("t3", "n1", warm=True, at="2"),
+                                  trial_pod("t4", "n1", warm=True, at="3")], existing={"t4"})) == ["t3"]
     settled = sweep_pods([trial_pod("t1", "n1")])
     assert given_back(settled) == [] and room_for_new(2, 1, settled) == 2

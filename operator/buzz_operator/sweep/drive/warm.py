@@ -89,7 +89,7 @@ async def keep_warm(tick: Tick, read: SweepInputs, planned: Plan, decision: Admi
     for name in stale_warm(pods, wanted={t.name for t in wanted}, existing=existing, finished=finished):
         await objects.delete_pod(tick.kube, tick.namespace, name, grace_seconds=0)
         pods.pop(name, None)
-    seen = sweep_pods(listed)
+    seen = sweep_pods(listed, existing)
     for name in given_back(seen):
         await objects.delete_pod(tick.kube, tick.namespace, name, grace_seconds=0)
         pods.pop(name, None)

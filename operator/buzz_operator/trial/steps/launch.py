@@ -13,6 +13,8 @@ import contextlib
 import time
 from typing import Any
 
+from kubernetes_asyncio.client.exceptions import ApiException
+
 from buzz_operator.api.stack import StackDigests
 from buzz_operator.api.trial import BuzzTrialStatus, PodStart
 from buzz_operator.condition import agent_env, compose_system_prompt, remote_prompt_path, teammates_of
@@ -39,6 +41,7 @@ from buzz_operator.trial.state import Launched
 from buzz_operator.trial.steps.stack import digests_of
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
 
+NOT_FOUND = 404
 READY_TIMEOUT_S = 60.0  # docs/corridor.md#readiness readiness_timeout_seconds
 READY_ROUND_S = 10.0
 
@@ -59,15 +62,19 @@ async def create_or_claim(kube: Kube, namespace: str, pod: dict[str, Any], trial
     whether it was warm. A warm pod that is not the pod this trial would make (a stale spec) or
     is on its way out is deleted and a cold one made in its place."""
     name = pod["metadata"]["name"]
-    found = await objects.create_pod(kube, namespace, pod)
-    if not is_warm(found):
-        return False  # made now, or this trial's own from before a restart
-    if claimable(found, pod):
-        await objects.patch_pod(kube, namespace, name, claim_patch(trial_name, trial_uid))
-        return True
-    await objects.delete_pod(kube, namespace, name, grace_seconds=0)
-    await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
-    await objects.create_pod(kube, namespace, pod)
+    for _ in range(3):  # a warm pod deleted by its sweep between two calls: made afresh
+        try:
+            found = await objects.create_pod(kube, namespace, pod)
+            if not is_warm(found):
+                return False  # made now, or this trial's own from before a restart
+            if claimable(found, pod):
+                await objects.patch_pod(kube, namespace, name, claim_patch(trial_name, trial_uid))
+                return True
+            await objects.delete_pod(kube, namespace, name, grace_seconds=0)
+            await objects.wait_pod_gone(kube, namespace, name, timeout_s=60)
+        except ApiException as error:
+            if error.status != NOT_FOUND:
+                raise
     return False
 
 

@@ -34,6 +34,8 @@ from buzz_operator.storage import open_store
 from buzz_operator.storage.s3_admin import ensure_bucket
 from kopf.testing import KopfRunner
 
+from tests.support.cluster import create_registry_login
+
 from .conftest import (
     RELAY_URL,
     PrivateService,
@@ -59,7 +61,7 @@ def _pg_bin() -> str:
 
 async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
     kube: Kube, namespace, crds, make_sweep, private_postgres: PrivateService, private_s3: PrivateService,
-    tmp_path: Path,
+    local_registry: str, tmp_path: Path,
 ) -> None:
     # --- the private relay on the private Postgres
     admin_dsn = private_postgres.hack("dsn")
@@ -88,6 +90,7 @@ async def test_relay_postgres_and_store_outages(  # type: ignore[no-untyped-def]
                      "AWS_REGION": s3["BUZZ_S3_REGION"]},
     }.items():
         await objects.create_secret(kube, namespace, objects.secret_body(name, data, labels={}, owner=None))
+    await create_registry_login(kube, namespace, local_registry)
     body = make_sweep("outages", store_url=url, tasks=TASKS, attempts=ATTEMPTS, parallelism=3,
                       cpuRequestFraction=0.1, retry={"maxRetries": 5, "backoffSeconds": 5},
                       storage={"url": url, "endpoint": s3["BUZZ_S3_ENDPOINT"],

@@ -86,6 +86,12 @@ def dockerconfig_secret(name: str, dockerconfig: str) -> dict[str, Any]:
             "data": {".dockerconfigjson": base64.b64encode(dockerconfig.encode()).decode()}}
 
 
+async def create_registry_login(kube: Kube, namespace: str, dockerconfig: str) -> None:
+    """The `registry-login` Secret every sweep of sweep_body pulls with (``dockerconfig``: the
+    local_registry fixture's), for tests that make their sweep's Secrets themselves."""
+    await kube.core.create_namespaced_secret(namespace, dockerconfig_secret(REGISTRY_SECRET, dockerconfig))
+
+
 @pytest.fixture(scope="session")
 def local_registry(kubeconfig: str) -> str:
     """The local registry up with every built image pushed (both idempotent; a push sends only
@@ -227,7 +233,7 @@ async def sweep_secrets(kube: Kube, namespace: str, cluster_relay: ClusterRelay,
     `registry-login` (the local registry's login); returns the API key."""
     from buzz_operator.kube import objects
 
-    await kube.core.create_namespaced_secret(namespace, dockerconfig_secret(REGISTRY_SECRET, local_registry))
+    await create_registry_login(kube, namespace, local_registry)
 
     api_key = f"standin-{secrets.token_hex(16)}"
     await objects.create_secret(kube, namespace, objects.secret_body(

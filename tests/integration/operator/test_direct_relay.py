@@ -22,7 +22,7 @@ from buzz_operator.kube import objects
 from buzz_operator.kube.client import Kube
 from kopf.testing import KopfRunner
 
-from tests.support.cluster import kubectl_json, sweep_body
+from tests.support.cluster import create_registry_login, kubectl_json, sweep_body
 from tests.support.direct_relay import DirectRelay, deploy_clusterip_relay, host_tls_relay
 
 SWEEP_S = 420
@@ -34,7 +34,8 @@ def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
     return next((c for c in (body.get("status") or {}).get("conditions", []) if c["type"] == type_), None)
 
 
-async def _secrets(kube: Kube, namespace: str, relay: DirectRelay) -> None:
+async def _secrets(kube: Kube, namespace: str, relay: DirectRelay, registry_login: str) -> None:
+    await create_registry_login(kube, namespace, registry_login)
     await objects.create_secret(kube, namespace, objects.secret_body(
         "relay-owner", {"owner-key": relay.owner.secret_hex, "postgres-dsn": relay.target.pg_dsn},
         labels={}, owner=None))
@@ -80,10 +81,10 @@ def _assert_scored(sweep: dict[str, Any], containers: set[str]) -> None:
 
 
 async def test_a_sweep_dials_a_clusterip_relay_directly(  # type: ignore[no-untyped-def]
-    kube: Kube, namespace, crds, relay_db, pg_dsn, tmp_path: Path
+    kube: Kube, namespace, crds, relay_db, pg_dsn, local_registry, tmp_path: Path
 ) -> None:
     relay = await deploy_clusterip_relay(kube, namespace, pg_dsn, relay_db)
-    await _secrets(kube, namespace, relay)
+    await _secrets(kube, namespace, relay, local_registry)
     body = _direct(sweep_body("direct-ws", store_url=f"file://{tmp_path}", tasks=["user-mention"]), relay.url)
     sweep, containers = _run_sweep(namespace, body)
     _assert_scored(sweep, containers)
@@ -92,11 +93,11 @@ async def test_a_sweep_dials_a_clusterip_relay_directly(  # type: ignore[no-unty
 
 
 async def test_a_sweep_dials_a_private_ca_wss_relay_directly(  # type: ignore[no-untyped-def]
-    kube: Kube, namespace, crds, relay_db, pg_dsn, tmp_path: Path
+    kube: Kube, namespace, crds, relay_db, pg_dsn, local_registry, tmp_path: Path
 ) -> None:
     with host_tls_relay(pg_dsn, relay_db, tmp_path / "relay") as relay:
         assert relay.ca is not None
-        await _secrets(kube, namespace, relay)
+        await _secrets(kube, namespace, relay, local_registry)
         await kube.core.create_namespaced_config_map(namespace, {
             "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "relay-ca"},
             "data": {"ca.crt": relay.ca.ca_pem}})

@@ -63,7 +63,7 @@ crds: install ## regenerate crds/ from the pydantic API models
 test-unit: install
 	@$(PYTEST) -q -rs -n 2 tests/unit
 
-test-harbor: install ## Harbor's own code (harbor in its own venv, hack/harbor.sh) reads what the project writes
+test-harbor: install ## Harbor's own code (each release in its own venv, hack/harbor.sh) reads what the project writes
 	@$(PYTEST) -q tests/harbor
 
 test-integration: install cluster-up services images
@@ -81,7 +81,7 @@ faults: install cluster-up services images ## fault-injection tests that print f
 # every tier; the unit tier first because it needs nothing and fails fastest
 test: install lint ## every test tier (unit, integration, e2e), starting whatever they need
 	@$(PYTEST) -q -rs -n 2 tests/unit
-	@bash hack/harbor.sh venv >/dev/null
+	@for r in $$(bash hack/harbor.sh releases); do bash hack/harbor.sh venv $$r >/dev/null || exit 1; done
 	@$(PYTEST) -q tests/harbor
 	@bash hack/cluster-up.sh
 	@bash hack/postgres.sh up

@@ -26,7 +26,7 @@ from buzz_operator.dev import demo, deploy_model
 
 from tests.e2e.test_sweep import condition, kubectl_json, wait_until
 from tests.integration.cli.real_bundles import buzzctl, check_sweep_results
-from tests.support.harbor_venv import harbor_check, problems
+from tests.support.harbor_venv import export_job, harbor_check, harbor_releases, problems
 from tests.unit.agent.suite_trial import EXPECTED_FAILURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,19 +212,22 @@ def check_endpoint_billing(store: Path, model_log: str) -> None:
 
 
 def check_with_harbor(store: Path, results: Path) -> None:
-    """Harbor's own code (tests/support/harbor_checker.py, in Harbor's venv) over every trial
-    bundle the operator wrote and over each sweep's `buzzctl sweep export`: every result.json and
-    config.json validates, Harbor's viewer lists and opens every trial, Harbor's resume keeps every
-    committed trial with nothing left to run, and the JobStats Harbor computes from the trials
-    equal the export's."""
-    targets = [t for name in CONDITION_FILES for t in (("sweep", store / name), ("job", results / name / "job"))]
-    reports = harbor_check(*targets)
-    assert problems(reports) == [], json.dumps(reports, indent=2)[-6000:]
-    for report in reports:
-        committed = sorted(p.parent.name for p in Path(report["dir"]).glob("*/result.json"))
-        assert len(committed) == len(SUITE) * ATTEMPTS, report["dir"]
-        assert report["trials"] == report["resume_kept"] == committed, report
-        assert set(committed) <= set(report["viewer_listed"]) and report["resume_remaining"] == 0, report
+    """Each Harbor release's own code (tests/support/harbor_checker.py, in that release's venv)
+    over every trial bundle the operator wrote and over each sweep's `buzzctl sweep export
+    --harbor` for that release: every result.json and config.json validates, Harbor's viewer lists
+    and opens every trial, Harbor's resume keeps every committed trial with nothing left to run,
+    the JobStats Harbor computes from the trials equal the export's, and (0.26+) every trial's
+    reward_valid is the one the operator wrote."""
+    for release in harbor_releases():
+        targets = [t for name in CONDITION_FILES for t in (
+            ("sweep", store / name), ("job", export_job(f"file://{store}", name, results / name / f"job-{release}", release)))]  # fmt: skip
+        reports = harbor_check(*targets, release=release)
+        assert problems(reports) == [], json.dumps(reports, indent=2)[-6000:]
+        for report in reports:
+            committed = sorted(p.parent.name for p in Path(report["dir"]).glob("*/result.json"))
+            assert len(committed) == len(SUITE) * ATTEMPTS, report["dir"]
+            assert report["trials"] == report["resume_kept"] == committed, report
+            assert set(committed) <= set(report["viewer_listed"]) and report["resume_remaining"] == 0, report
 
 
 def _write(tmp_path: Path, body: dict[str, Any]) -> str:

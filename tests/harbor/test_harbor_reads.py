@@ -1,9 +1,11 @@
-"""Harbor's own code (harbor 0.25.0, in its own virtualenv: hack/harbor.sh) reads what the project
-writes: sweeps built with the project's bundle-writing code (tests/unit/results/sweep_builder.py —
-ledger, sweep.lock, storage) and their `buzzctl sweep export`. Every trial's result.json and
-config.json validate, Harbor's viewer lists and opens every committed trial, Harbor's resume
-keeps every committed trial and plans the rest, and the JobStats Harbor computes from the trials
-equal the export's (tests/support/harbor_checker.py). No cluster: seconds once the venv exists.
+"""Harbor's own code (each release the tier covers, in a virtualenv of its own: hack/harbor.sh)
+reads what the project writes: sweeps built with the project's bundle-writing code
+(tests/unit/results/sweep_builder.py — ledger, sweep.lock, storage) and their `buzzctl sweep
+export --harbor`. Every trial's result.json and config.json validate, Harbor's viewer lists and
+opens every committed trial, Harbor's resume keeps every committed trial and plans the rest, the
+JobStats Harbor computes from the trials equal the export's, and (0.26+) every trial's
+reward_valid is the project's (tests/support/harbor_checker.py). No cluster: seconds once the
+venvs exist.
 
 The e2e tier asks the same of bundles the operator wrote (tests/e2e/test_demo_path.py)."""
 
@@ -13,10 +15,12 @@ import json
 from pathlib import Path
 
 import pytest
-from buzz_operator.cli.main import app
-from typer.testing import CliRunner
+from buzz_operator.api.trial import FailureClass
+from buzz_operator.ledger.harbor_errors import harbor_exception_type
+from buzz_operator.ledger.harbor_policy import HARBOR_POLICIES, UNKNOWN_POLICY
+from buzz_operator.scoring.failures import classify_reason
 
-from tests.support.harbor_venv import harbor_check, problems
+from tests.support.harbor_venv import export_job, harbor_check, harbor_policy_table, problems
 from tests.unit.results.sweep_builder import MIXED, TrialPlan, build_sweep
 
 # single 0/1 rewards, so Harbor's pass@k is defined (k = 2, 4); each failure a project reason
@@ -49,18 +53,12 @@ def no_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("BUZZCTL_STORE", raising=False)
 
 
-def export(store: str, sweep: str, target: Path) -> Path:
-    done = CliRunner().invoke(app, ["sweep", "export", sweep, str(target), "--store", store])
-    assert done.exit_code == 0, done.stderr
-    return target
-
-
 @pytest.mark.parametrize("sweep", sorted(SWEEPS))
-def test_harbor_reads_the_store_and_the_export(sweep: str, tmp_path: Path) -> None:
+def test_harbor_reads_the_store_and_the_export(sweep: str, harbor_release: str, tmp_path: Path) -> None:
     plans, spec = SWEEPS[sweep]
     store = build_sweep(tmp_path / "store", sweep, plans, spec=spec)
-    job = export(store, sweep, tmp_path / "jobs" / sweep)
-    reports = harbor_check(("job", job), ("sweep", tmp_path / "store" / sweep))
+    job = export_job(store, sweep, tmp_path / "jobs" / sweep, harbor_release)
+    reports = harbor_check(("job", job), ("sweep", tmp_path / "store" / sweep), release=harbor_release)
     assert problems(reports) == [], json.dumps(reports, indent=2)
     committed = sorted(p.name for p in plans if p.committed)
     attempts = spec["attempts"]
@@ -69,8 +67,16 @@ def test_harbor_reads_the_store_and_the_export(sweep: str, tmp_path: Path) -> No
         assert report["trials"] == report["resume_kept"] == committed
         assert set(committed) <= set(report["viewer_listed"])
         assert report["resume_remaining"] == planned - len(committed)
-    if sweep == "binary":
-        # Harbor files each reason by the policy of the name it was mapped to
+    if "policies" in reports[0]:
+        # 0.26+: every exception the operator wrote reads as its class, whatever Harbor's name
+        # for it; a reward stands exactly where the project scores it
+        by_name = {p.name: p for p in plans}
+        for name, flags in reports[0]["policies"].items():
+            assert flags == _flags(by_name[name]), (name, flags)
+        for name, valid in reports[0]["reward_valid"].items():
+            assert valid == (by_name[name].reward is not None and _flags(by_name[name])[2]), (name, valid)
+    elif sweep == "binary":
+        # 0.25 files each reason by the policy of the name it was mapped to
         causes = reports[0]["failure_causes"]
         assert causes == {"hello-file-4": "verifier_failed", "user-mention-2": "sandbox_failed",
                           "user-mention-3": "sandbox_failed", "user-mention-4": "agent_exhausted_budget",
@@ -80,11 +86,53 @@ def test_harbor_reads_the_store_and_the_export(sweep: str, tmp_path: Path) -> No
         assert set(evals["pass_at_k"]) == {"2"}  # the fewest trials of a task: 3 committed
 
 
+_FLAGS = {FailureClass.INFRA: [True, False, False], FailureClass.OUTCOME: [False, True, True],
+          FailureClass.BROKEN: [False, True, False]}  # fmt: skip
+
+
+def _flags(plan: TrialPlan) -> list[bool]:
+    """(retry, grade, valid reward) of the plan's exception: its project class, or Harbor's own
+    table for a name of another harness (the seed's RuntimeLaunchError)."""
+    if plan.exception is None:
+        return _FLAGS[FailureClass.OUTCOME]
+    if plan.exception[0] == "AgentTimeoutError":
+        return _FLAGS[FailureClass.OUTCOME]
+    try:
+        return _FLAGS[classify_reason(plan.exception[0])]
+    except ValueError:
+        policy = HARBOR_POLICIES.get(harbor_exception_type(plan.exception[0]), UNKNOWN_POLICY)
+        return [policy.should_retry, policy.should_grade, policy.has_valid_reward]
+
+
+def test_the_policy_table_is_harbors(harbor_release: str) -> None:
+    """The project's copy of Harbor's table (for documents without an override) is the release's."""
+    table = harbor_policy_table(harbor_release)
+    if table is None:
+        pytest.skip(f"harbor {harbor_release} has a failure-cause table, not an ErrorPolicy one")
+    ours = {name: [p.should_retry, p.should_grade, p.has_valid_reward] for name, p in HARBOR_POLICIES.items()}
+    assert ours == table
+
+
+def test_the_exports_of_two_releases_differ_where_their_counting_does(tmp_path: Path) -> None:
+    """0.25 counts every trial, 0.26 only valid rewards: one export cannot hold both, so each says
+    whose figures it carries."""
+    store = build_sweep(tmp_path / "store", "binary", BINARY, spec={"attempts": 4})
+    old, new = (json.loads((export_job(store, "binary", tmp_path / r, r) / "result.json").read_text())
+                for r in ("0.25.0", "0.26.0"))  # fmt: skip
+    assert (old["buzz_harbor_release"], new["buzz_harbor_release"]) == ("0.25", "0.26")
+    [old_eval], [new_eval] = old["stats"]["evals"].values(), new["stats"]["evals"].values()
+    # 11 committed, 7 with rewards (5 pass): 0.25 counts the other 4 (3 infra, a verifier
+    # timeout) as 0 in its mean, 0.26 leaves them out
+    assert (old_eval["n_trials"], new_eval["n_trials"]) == (7, 7)
+    assert old_eval["metrics"] == [{"mean": 5 / 11}] and new_eval["metrics"] == [{"mean": 5 / 7}]
+
+
 def test_the_checker_bites(tmp_path: Path) -> None:
     """A checker that passes everything proves nothing: a stats figure changed, a trial config
-    without its task and a registry-looking dataset are each reported."""
+    without its task and a registry-looking dataset are each reported, and (0.26) a reward_valid
+    the operator wrote that Harbor does not compute."""
     store = build_sweep(tmp_path / "store", "binary", BINARY, spec={"attempts": 4})
-    job = export(store, "binary", tmp_path / "jobs" / "binary")
+    job = export_job(store, "binary", tmp_path / "jobs" / "binary", "0.26.0")
     result = json.loads((job / "result.json").read_text())
     [evals] = result["stats"]["evals"].values()
     evals["metrics"] = [{"mean": 0.5}]
@@ -95,7 +143,11 @@ def test_the_checker_bites(tmp_path: Path) -> None:
     job_config = json.loads((job / "config.json").read_text())
     job_config["datasets"] = [{"name": "builtin"}]
     (job / "config.json").write_text(json.dumps(job_config))
-    found = "\n".join(problems(harbor_check(("job", job))))
+    result = json.loads((job / "user-mention-2" / "result.json").read_text())
+    result["reward_valid"] = True
+    (job / "user-mention-2" / "result.json").write_text(json.dumps(result))
+    found = "\n".join(problems(harbor_check(("job", job), release="0.26.0")))
+    assert "user-mention-2: result.json says reward_valid True, Harbor computes False" in found
     assert "hello-file-1: 1 validation error for TrialConfig" in found
     assert "datasets ['builtin'] read as Harbor registry datasets" in found
     assert "resume:" in found  # Harbor would look "builtin" up in its registry

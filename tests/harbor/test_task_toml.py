@@ -1,4 +1,4 @@
-"""Harbor's own code (harbor 0.25.0, in its own virtualenv) reads a corpus of task directories —
+"""Harbor's own code (each release the tier covers, in a virtualenv of its own) reads a corpus of task directories —
 legacy size strings, allow_internet, `[task].name`, phase network overrides, unset fields and
 every directory under tasks/ — and the project's reading of each agrees with Harbor's figure for
 figure on the fields the operator uses: the name, the timeouts and the agents' deadline, cpus,
@@ -155,8 +155,8 @@ def build(parent: Path, entries: dict[str, Entry]) -> dict[str, Path]:
     return roots
 
 
-def harbor_read(directories: list[Path]) -> dict[str, dict[str, Any]]:
-    done = subprocess.run([harbor_python(), str(READER), *map(str, directories)], capture_output=True, text=True,
+def harbor_read(directories: list[Path], release: str) -> dict[str, dict[str, Any]]:
+    done = subprocess.run([harbor_python(release), str(READER), *map(str, directories)], capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert done.returncode == 0, f"harbor_task_reader.py failed:\n{done.stderr[-3000:]}"
     return {Path(report["dir"]).name: report for report in json.loads(done.stdout)}
@@ -216,7 +216,7 @@ def assert_agrees(task: Task, harbor: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path, dict[str, Any]]]:
+def corpus(harbor_release: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path, dict[str, Any]]]:
     parent = tmp_path_factory.mktemp("corpus")
     kinds: dict[str, tuple[str, Path]] = {}
     for kind, entries in (("honoured", HONOURED), ("harbor-refuses", REFUSED_BY_HARBOR),
@@ -225,7 +225,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Pat
             kinds[name] = (kind, root)
     for root in sorted(p for p in (REPO / "tasks").iterdir() if (p / "task.toml").is_file()):
         kinds[f"tasks/{root.name}"] = ("honoured", root)
-    reports = harbor_read([root for _, root in kinds.values()])
+    reports = harbor_read([root for _, root in kinds.values()], harbor_release)
     # tasks/ folders and corpus folders share no name, so Harbor's reports map back one to one
     return {name: (kind, root, reports[root.name]) for name, (kind, root) in kinds.items()}
 
@@ -273,7 +273,7 @@ def test_what_the_operator_cannot_run_is_refused_naming_the_field(
         assert caught.value.field or "docker-compose" in caught.value.source, (name, message)
 
 
-def test_the_trial_documents_name_the_task_as_harbor_does(tmp_path: Path) -> None:
+def test_the_trial_documents_name_the_task_as_harbor_does(harbor_release: str, tmp_path: Path) -> None:
     """result.json's task_name is Harbor's Task.name (`[task].name`), config.json's task path and
     result.json's task_id the folder, and Harbor's own models, viewer and resume read them
     (the operator's composition, as test_operator_documents.py runs it)."""
@@ -291,7 +291,7 @@ def test_the_trial_documents_name_the_task_as_harbor_does(tmp_path: Path) -> Non
     from tests.support.harbor_venv import harbor_check, problems
 
     root = make_task(tmp_path / "dataset", "log-parse", toml='[task]\nname = "acme/Log-Parse"\n')
-    task, harbor = load_task(root), harbor_read([root])["log-parse"]["figures"]
+    task, harbor = load_task(root), harbor_read([root], harbor_release)["log-parse"]["figures"]
     sweep, store = "named", FileStore(tmp_path / "store")
     lock = sweep_lock(manifest=MANIFEST, dataset="builtin", tasks=[task],
                       task_images={task.name: task.image_ref("r", "builtin")}, stack=STACK, stack_digests=DIGESTS,
@@ -310,7 +310,7 @@ def test_the_trial_documents_name_the_task_as_harbor_does(tmp_path: Path) -> Non
                                     trial_config, T0, stack_record(STACK, DIGESTS))  # fmt: skip
     (trial_dir / "config.json").write_text(json.dumps(trial_config, indent=2, sort_keys=True))
     (trial_dir / "result.json").write_text(json.dumps(result, indent=4))
-    [report] = harbor_check(("sweep", tmp_path / "store" / sweep))
+    [report] = harbor_check(("sweep", tmp_path / "store" / sweep), release=harbor_release)
     assert problems([report]) == [], json.dumps(report, indent=2)
     assert report["resume_kept"] == [planned.name]
     assert result["task_name"] == harbor["name"] == "acme/Log-Parse"

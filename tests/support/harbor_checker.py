@@ -1,10 +1,12 @@
 """Asks Harbor's own code whether it reads what the operator wrote (docs/harbor.md).
 
-Runs in Harbor's virtualenv (hack/harbor.sh), never in the project's: it imports harbor and the
-standard library only. Each argument is a directory:
+Runs in one of Harbor's virtualenvs (hack/harbor.sh, one per release), never in the project's: it
+imports harbor and the standard library only, and reads what the installed release offers. Each
+argument is a directory:
 
     harbor_checker.py job DIR     a Harbor job directory (`buzzctl sweep export`)
     harbor_checker.py sweep DIR   a sweep's directory in a file:// store
+    harbor_checker.py policies    Harbor's error-policy table (0.26+), as JSON
 
 and prints one JSON report per directory, a list, on stdout; the exit status is 1 when any report
 has problems. Harbor decides each check — nothing here compares key sets:
@@ -16,12 +18,17 @@ has problems. Harbor decides each check — nothing here compares key sets:
 - Harbor's `jobs resume` reconciliation (`Job.__init__` on a copy: it deletes uncommitted trial
   directories) keeps every committed trial, and plans exactly the rest;
 - for a job directory: its result.json parses as JobResult, and the JobStats Harbor computes from
-  the trials (`JobPlan.aggregate_stats`, its metrics and pass@k) equal the exported ones.
+  the trials (`JobPlan.aggregate_stats`, its metrics and pass@k) equal the exported ones;
+- where the release computes `reward_valid` from an error policy with overrides (0.26+), each
+  trial's equals the `reward_valid` the operator wrote.
+The report also names, per trial, what the release makes of its exception (0.25: the failure
+cause; 0.26+: retry, grade, valid reward).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import logging
 import shutil
@@ -36,10 +43,13 @@ from harbor.job_plan import JobPlan
 from harbor.models.job.config import JobConfig
 from harbor.models.job.result import JobResult
 from harbor.models.trial.config import TrialConfig
-from harbor.models.trial.result import TrialResult
+from harbor.models.trial.result import ExceptionInfo, TrialResult
 from harbor.viewer.server import create_app
 
 PAGE = 100
+VERSION = importlib.metadata.version("harbor")
+# 0.26 replaced the failure-cause table with an ErrorPolicy a per-exception override can change
+OVERRIDES = "policy_override" in ExceptionInfo.model_fields
 
 
 def _committed(job_dir: Path) -> list[str]:
@@ -62,6 +72,9 @@ def _check_trials(job_dir: Path, problems: list[str]) -> dict[str, TrialResult]:
             problems.append(f"{name}: config.json differs from the config in result.json")
         if config.task.get_task_id() != result.task_id:
             problems.append(f"{name}: config.json's task is not result.json's task_id")
+        written = json.loads((job_dir / name / "result.json").read_text()).get("reward_valid")
+        if OVERRIDES and written is not None and written != result.reward_valid:
+            problems.append(f"{name}: result.json says reward_valid {written}, Harbor computes {result.reward_valid}")
     return results
 
 
@@ -157,12 +170,34 @@ def check(kind: str, source: Path) -> dict[str, Any]:
                 plan = JobPlan(config=config, id=resumed._id, task_configs=tasks, trial_configs=resumed._trial_configs,
                                metrics=metrics, task_download_results={}, job_lock=None)  # type: ignore[arg-type]
                 _check_stats(jobs_dir / job, plan, results, problems)
-    causes = {n: r.failure_cause.value for n, r in results.items() if r.failure_cause is not None}
-    return {"kind": kind, "dir": str(source), "trials": sorted(results), "viewer_listed": listed,
-            "resume_kept": kept, "resume_remaining": remaining, "failure_causes": causes, "problems": problems}
+    return {"kind": kind, "dir": str(source), "harbor": VERSION, "trials": sorted(results), "viewer_listed": listed,
+            "resume_kept": kept, "resume_remaining": remaining, "problems": problems, **_policies(results)}
+
+
+def _policies(results: dict[str, TrialResult]) -> dict[str, Any]:
+    """What the release makes of each trial's exception, and its reward_valid."""
+    valid = {name: bool(r.reward_valid) for name, r in results.items()}
+    if not OVERRIDES:  # 0.25: a failure cause per trial
+        causes = {n: r.failure_cause.value for n, r in results.items() if r.failure_cause is not None}
+        return {"failure_causes": causes, "reward_valid": valid}
+    policies = {}
+    for name, result in results.items():
+        if result.exception_info is not None:
+            policy = result.exception_info.policy
+            policies[name] = [policy.should_retry, policy.should_grade, policy.has_valid_reward]
+    return {"policies": policies, "reward_valid": valid}
+
+
+def _policy_table() -> dict[str, list[bool]]:
+    from harbor.models.trial.error_policy import ERROR_POLICIES
+
+    return {name: [p.should_retry, p.should_grade, p.has_valid_reward] for name, p in ERROR_POLICIES.items()}
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["policies"]:
+        print(json.dumps(_policy_table() if OVERRIDES else None))
+        return 0
     if len(argv) % 2 or not argv or any(kind not in ("job", "sweep") for kind in argv[::2]):
         print("usage: harbor_checker.py {job|sweep} DIR [{job|sweep} DIR ...]", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """``buzzctl sweep export NAME DIR``: the sweep as a Harbor job directory.
 
     DIR/config.json      Harbor JobConfig: the trials' agents, tasks and multiplier (results/harbor_job.py)
-    DIR/result.json      Harbor JobResult with JobStats as Harbor computes them (results/harbor_stats.py)
+    DIR/result.json      Harbor JobResult with JobStats as a Harbor release computes them (--harbor,
+                         the newest by default; results/harbor_stats.py)
     DIR/metadata.yaml    leaderboard metadata from the roster, as run_leaderboard.py writes it
     DIR/<trial>/…        every committed trial's bundle, byte for byte (result.json included)
 
@@ -24,6 +25,7 @@ from buzz_operator.cli.stores import guarded
 from buzz_operator.cli.sweep_results import LoadedSweep
 from buzz_operator.results import job_config, job_result, leaderboard_metadata
 from buzz_operator.results.files import BUNDLE_MANIFEST, CONFIG, ENDPOINTS, RESULT
+from buzz_operator.results.harbor_stats import NEWEST, HarborRelease
 from buzz_operator.results.trial import load_json
 from buzz_operator.storage.bundle import quarantine_of
 from buzz_operator.storage.layout import RETRIES_DIR
@@ -50,8 +52,10 @@ async def download(loaded: LoadedSweep, target: Path) -> list[str]:
     return committed
 
 
-def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[str, Any]:
-    """The job-level files next to the downloaded trials; what was written, for the output."""
+def write_job(loaded: LoadedSweep, target: Path, committed: list[str],
+              release: HarborRelease = NEWEST) -> dict[str, Any]:
+    """The job-level files next to the downloaded trials, the stats as Harbor ``release``
+    computes them; what was written, for the output."""
     table = loaded.table
     # by name: the order Harbor's checker reads them in, so float sums agree to the last bit
     committed = sorted(committed)
@@ -73,7 +77,7 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
     )
     result = job_result(table.sweep, results, n_total_trials=total, n_running_trials=0,
                         n_retries=sum(_retries(target / name) for name in committed),
-                        exported_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"))
+                        exported_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"), release=release)
     target.mkdir(parents=True, exist_ok=True)
     (target / "config.json").write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
     (target / "result.json").write_text(json.dumps(result, indent=4) + "\n", encoding="utf-8")
@@ -92,6 +96,7 @@ def write_job(loaded: LoadedSweep, target: Path, committed: list[str]) -> dict[s
         "unfinished": list(table.unfinished),
         "quarantined": sorted({t.name for t in table.trials} - set(committed)),
         "metadata_yaml": metadata_written,
+        "harbor_release": release,
     }
 
 

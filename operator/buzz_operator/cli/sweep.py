@@ -24,6 +24,7 @@ from buzz_operator.cli.sweep_new import SweepNewError, SweepObjects, SweepReques
 from buzz_operator.cli.sweep_results import load_results_table
 from buzz_operator.condition import ConditionError
 from buzz_operator.results import RESULTS_SCHEMA, csv_rows, results_document
+from buzz_operator.results.harbor_stats import HARBOR_RELEASES, NEWEST
 
 app = typer.Typer(
     rich_markup_mode=HELP_MARKUP, cls=BuzzGroup, no_args_is_help=True, add_completion=False, epilog=EXIT_CODES_HELP)
@@ -168,14 +169,22 @@ def export(
     store: StoreOption = None,
     namespace: NamespaceOption = "default",
     output: OutputOption = Format.YAML,
+    harbor: Annotated[
+        str,
+        typer.Option("--harbor", metavar="RELEASE",
+                     help=f"The Harbor release whose job stats result.json carries: {', '.join(HARBOR_RELEASES)} "
+                          "(they count different trials; docs/harbor.md#job-statistics)."),
+    ] = NEWEST,
 ) -> None:
     """The sweep as a Harbor job directory: config.json, result.json (job stats), one dir per
     committed trial, and a leaderboard metadata.yaml derived from the roster."""
+    if harbor not in HARBOR_RELEASES:
+        fail(f"--harbor: {harbor!r} is not a release this build computes stats for ({', '.join(HARBOR_RELEASES)})")
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         fail(f"DIR: {directory} exists and is not an empty directory")
     loaded = asyncio.run(load_results_table(name, store, namespace))
     committed = asyncio.run(export_io.download(loaded, directory))
-    emit(export_io.write_job(loaded, directory, committed), output)
+    emit(export_io.write_job(loaded, directory, committed, harbor), output)  # type: ignore[arg-type]
 
 
 @app.callback()

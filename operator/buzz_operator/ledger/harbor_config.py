@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from buzz_operator.ledger.harbor_result import AGENT_NAME
+from buzz_operator.ledger.harbor_result import AGENT_NAME, SCHEMA_VERSION
 
 # The seed's adapter class (docs/bundle.md#agent-metadata), which Harbor would import to run this agent.
 AGENT_IMPORT_PATH = "harbor_buzz_orchestra:BuzzOrchestraAgent"
@@ -80,6 +80,7 @@ def sweep_job_config(
     """
     names = sorted(set(tasks))
     return {
+        "schema_version": SCHEMA_VERSION,
         "job_name": name,
         "jobs_dir": ".",
         "n_attempts": int(spec.get("attempts") or 1),
@@ -115,6 +116,7 @@ def trial_config(
     entries = [t for t in job.get("tasks") or [] if isinstance(t, Mapping) and task_name(t) == task]
     multiplier = job.get("timeout_multiplier")
     config: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
         "task": dict(entries[0]) if entries else task_config(task, None),
         "trial_name": trial_name,
         "trials_dir": ".",

@@ -15,12 +15,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from buzz_operator.api.trial import FailureClass
 from buzz_operator.ledger.accounting import TrialAccounting
 from buzz_operator.ledger.harbor_errors import REASON_KEY, harbor_exception_type
+from buzz_operator.ledger.harbor_policy import (
+    OVERRIDE_KEY,
+    POLICY_KEY,
+    class_override,
+    policy_of,
+    reward_valid,
+)
 
 # BuzzOrchestraAgent.name() / version() (docs/bundle.md#agent-metadata): Harbor groups results by agent name and version.
 AGENT_NAME = "buzz-orchestra"
 AGENT_VERSION = "0.1.0"
+# Harbor 0.26's document version of TrialResult, TrialConfig, JobConfig and JobResult: the key each
+# begins with (docs/harbor.md#schema-version); Harbor 0.25 ignores it.
+SCHEMA_VERSION = 1
 # docs/bundle.md#agent-metadata constant metadata values.
 AGENT_RUNTIME = "in-container"
 TASK_SEED = "user-identity-prompt"
@@ -51,18 +62,22 @@ class PhaseTiming:
 class TrialException:
     """Harbor ``ExceptionInfo``: why a trial ended in error. ``exception_type`` is the class name
     Harbor knows; ``reason``, when the failure is one of the project's, is written beside it as
-    ``buzz_reason`` (ledger/harbor_errors.py)."""
+    ``buzz_reason`` (ledger/harbor_errors.py). ``failure_class``, the project's class of the
+    failure, is written as Harbor 0.26's ``policy_override`` (ledger/harbor_policy.py), followed by
+    the ``policy`` Harbor computes from it, as Harbor's own documents carry it."""
 
     exception_type: str
     exception_message: str
     exception_traceback: str
     occurred_at: datetime
     reason: str | None = None
+    failure_class: FailureClass | None = None
 
     @classmethod
-    def for_reason(cls, reason: str, message: str, occurred_at: datetime) -> TrialException:
-        """A project failure reason under Harbor's name for it, the reason kept."""
-        return cls(harbor_exception_type(reason), message, "", occurred_at, reason)
+    def for_reason(cls, reason: str, message: str, occurred_at: datetime,
+                   failure_class: FailureClass | None = None) -> TrialException:
+        """A project failure reason under Harbor's name for it, the reason and its class kept."""
+        return cls(harbor_exception_type(reason), message, "", occurred_at, reason, failure_class)
 
     @classmethod
     def from_exception(cls, error: BaseException, occurred_at: datetime) -> TrialException:
@@ -74,12 +89,15 @@ class TrialException:
         )
 
     def to_json(self) -> dict[str, Any]:
-        document = {
+        document: dict[str, Any] = {
             "exception_type": self.exception_type,
             "exception_message": self.exception_message,
             "exception_traceback": self.exception_traceback,
             "occurred_at": iso_datetime(self.occurred_at),
         }
+        if self.failure_class is not None:
+            document[OVERRIDE_KEY] = class_override(self.failure_class)
+        document[POLICY_KEY] = policy_of(document).to_json()
         if self.reason is not None:
             document[REASON_KEY] = self.reason
         return document
@@ -196,12 +214,14 @@ def build_trial_result(
     """A Harbor ``TrialResult`` document (docs/harbor.md), fields in Harbor's order.
 
     ``rewards`` None means the verifier produced no result (distinct from a reward of 0).
+    ``schema_version`` opens it and ``reward_valid`` (Harbor 0.26's computed field) closes it.
     """
     if model_info is not None and not set(model_info) <= {"name", "provider"}:
         raise ValueError(f"result.json: agent_info.model_info holds name and provider only, got {sorted(model_info)}")
     if model_info is not None and not model_info.get("name"):
         raise ValueError("result.json: agent_info.model_info needs a model name")
-    return {
+    document = {
+        "schema_version": SCHEMA_VERSION,
         "id": trial_uuid,
         "task_name": task_name,
         "trial_name": trial_name,
@@ -225,6 +245,7 @@ def build_trial_result(
         "agent_execution": agent_execution.to_json() if agent_execution is not None else None,
         "verifier": verifier.to_json() if verifier is not None else None,
     }
+    return {**document, "reward_valid": reward_valid(document)}
 
 
 def orchestrator_model_info(

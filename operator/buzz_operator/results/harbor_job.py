@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from buzz_operator.ledger.harbor_config import DEFAULT_PARALLELISM, job_id
+from buzz_operator.ledger.harbor_result import SCHEMA_VERSION
 
-from .harbor_stats import job_stats
+from .harbor_stats import NEWEST, HarborRelease, job_stats
 
 AGENT_URL = "https://github.com/block/buzz"
 AGENT_ORG = "Block"
@@ -32,8 +33,11 @@ def job_result(
     n_running_trials: int = 0,
     n_retries: int = 0,
     exported_at: str | None = None,
+    release: HarborRelease = NEWEST,
 ) -> dict[str, Any]:
-    """Harbor ``JobResult``: id, started_at, updated_at, finished_at, n_total_trials, stats.
+    """Harbor ``JobResult``: id, started_at, updated_at, finished_at, n_total_trials, stats — the
+    stats as Harbor ``release`` computes them, named under ``buzz_harbor_release`` (a key Harbor
+    ignores), since 0.25 and 0.26 count different trials (results/harbor_stats.py).
 
     The id is the sweep's Harbor job id (its trials carry it too), so exporting the same sweep
     twice gives the same job; ``finished_at`` stays null while trials are missing, as Harbor's
@@ -44,13 +48,15 @@ def job_result(
     done = len(results) >= n_total_trials and n_running_trials == 0
     started = starts[0] if starts else exported_at
     return {
+        "schema_version": SCHEMA_VERSION,
         "id": job_id(job_name),
         "started_at": started,
         "updated_at": ends[-1] if ends else started,
         "finished_at": ends[-1] if ends and done else None,
         "n_total_trials": n_total_trials,
         "stats": job_stats(results, n_total_trials=n_total_trials, n_running_trials=n_running_trials,
-                           n_retries=n_retries),
+                           n_retries=n_retries, release=release),
+        "buzz_harbor_release": release,
     }
 
 
@@ -84,6 +90,7 @@ def job_config(
         agents = [dict(a) for a in sweep_config.get("agents") or [] if isinstance(a, Mapping) and a.get("import_path")]
     multiplier = multipliers[-1] if multipliers else sweep_config.get("timeout_multiplier", 1.0)
     config: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
         "job_name": job_name,
         "jobs_dir": ".",
         "n_attempts": attempts,

@@ -27,7 +27,7 @@ from kopf.testing import KopfRunner
 
 from tests.support import git_server
 from tests.support.cluster import kubectl_json
-from tests.support.harbor_venv import harbor_check, problems
+from tests.support.harbor_venv import harbor_check, harbor_releases, problems
 
 ROOT = Path(__file__).resolve().parents[3]
 REPO = "org/tb-mini"
@@ -239,7 +239,7 @@ def test_a_registry_sweep_runs_to_bundles_harbor_reads(  # type: ignore[no-untyp
         result = json.loads((store / "tb" / trial["metadata"]["name"] / "result.json").read_text())
         assert result["task_id"] == {"git_url": url, "git_commit_id": commit, "path": f"tasks/{trial['spec']['task']}"}
         assert result["source"] == "tb-mini" and result["verifier_result"]["rewards"]["reward"] == 1.0
-    reports = harbor_check(("sweep", store / "tb"))
+    reports = [r for release in harbor_releases() for r in harbor_check(("sweep", store / "tb"), release=release)]
     assert not problems(reports), problems(reports)
     assert sorted(reports[0]["resume_kept"]) == sorted(t["metadata"]["name"] for t in
                                                        kubectl_json("-n", namespace, "get", "buzztrials")["items"])

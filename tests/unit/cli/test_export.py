@@ -20,7 +20,7 @@ def test_export_writes_a_job_dir(runner: CliRunner, store: str, tmp_path: Path) 
     result = runner.invoke(app, ["sweep", "export", "mixed", str(job), "--store", store, "-o", "json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"job_dir": str(job), "trials": 7, "unfinished": ["user-mention-2"],
-                                         "quarantined": [], "metadata_yaml": True}  # fmt: skip
+                                         "quarantined": [], "metadata_yaml": True, "harbor_release": "0.26"}  # fmt: skip
     trial_dirs = sorted(p for p in job.iterdir() if p.is_dir())
     assert len(trial_dirs) == 7 and not (job / "user-mention-2").exists()
     for trial_dir in trial_dirs:

@@ -94,10 +94,15 @@ def test_result_json_fields(manifest: ExperimentManifest, seats) -> None:
         verifier=PhaseTiming(T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)),
     )
     assert list(result) == [
-        "id", "task_name", "trial_name", "trial_uri", "task_id", "source", "task_checksum", "config",
-        "agent_info", "agent_result", "verifier_result", "exception_info", "started_at", "finished_at",
-        "environment_setup", "agent_setup", "agent_execution", "verifier",
+        "schema_version", "id", "task_name", "trial_name", "trial_uri", "task_id", "source", "task_checksum",
+        "config", "agent_info", "agent_result", "verifier_result", "exception_info", "started_at", "finished_at",
+        "environment_setup", "agent_setup", "agent_execution", "verifier", "reward_valid",
     ]  # fmt: skip
+    assert result["schema_version"] == 1
+    # a Python exception has no project class, so no override: Harbor 0.26's table does not know
+    # the name, and its policy for an unknown name lets the reward stand
+    assert "policy_override" not in result["exception_info"] and result["reward_valid"] is True
+    assert result["exception_info"]["policy"] == {"should_retry": True, "should_grade": True, "has_valid_reward": True}
     assert result["agent_info"] == {
         "name": "buzz-orchestra", "version": "0.1.0", "model_info": {"name": "opus-5", "provider": "databricks_v2"}
     }  # fmt: skip
@@ -114,7 +119,7 @@ def test_result_json_fields(manifest: ExperimentManifest, seats) -> None:
     assert result["exception_info"]["occurred_at"] == "2026-11-29T23:10:00Z"
     assert result["agent_execution"] == {"started_at": "2026-11-29T23:00:09Z", "finished_at": "2026-11-29T23:10:00Z"}
     text = render_trial_result(result)
-    assert json.loads(text) == result and text.startswith('{\n    "id": ')
+    assert json.loads(text) == result and text.startswith("{\n    \"schema_version\": 1,\n    \"id\": ")
 
 
 def test_result_json_of_a_trial_that_never_ran() -> None:

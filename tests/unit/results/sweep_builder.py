@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from buzz_operator.api.stack import StackDigests, StackLayout, StackSource, stack_record
+from buzz_operator.api.trial import FailureClass
 from buzz_operator.condition import EndpointConfig, ExperimentManifest, plan_seats, redact_endpoints
 from buzz_operator.ledger import (
     PhaseTiming,
@@ -37,6 +38,7 @@ from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.pod.stack_install import manifest_digest
 from buzz_operator.relay.evidence import normalize_message, transcript_from_evidence
+from buzz_operator.scoring.failures import classify_reason
 from buzz_operator.storage import FileStore, upload_bundle
 from buzz_operator.sweep.lock import sweep_config as operator_sweep_config
 
@@ -189,10 +191,14 @@ def write_trial(
     )  # fmt: skip
     at = start + timedelta(seconds=50)
     exception = None
-    if plan.exception and plan.exception[0] == "AgentTimeoutError":
-        exception = TrialException(plan.exception[0], plan.exception[1], "", at)  # the outcome, no reason
+    if plan.exception and plan.exception[0] == "AgentTimeoutError":  # the outcome, no reason
+        exception = TrialException(plan.exception[0], plan.exception[1], "", at, failure_class=FailureClass.OUTCOME)
     elif plan.exception:
-        exception = TrialException.for_reason(plan.exception[0], plan.exception[1], at)
+        try:
+            failure_class: FailureClass | None = classify_reason(plan.exception[0])
+        except ValueError:  # another harness's name (the seed's): written as it wrote it, no override
+            failure_class = None
+        exception = TrialException.for_reason(plan.exception[0], plan.exception[1], at, failure_class)
     providers = {name: e.provider for name, e in EndpointConfig.load(ENDPOINTS).items()}
     result = build_trial_result(
         trial_uuid=f"00000000-0000-4000-8000-{index:012d}", task_name=plan.task, trial_name=plan.name,

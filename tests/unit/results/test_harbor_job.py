@@ -24,14 +24,17 @@ def results(mixed_root: Path) -> list[dict]:
 EVAL = "buzz-orchestra__standin-team-1__builtin"
 
 
-def test_job_stats(results: list[dict]) -> None:
-    doc = job_result("mixed", results, n_total_trials=8)
+@pytest.mark.parametrize("release", ["0.25", "0.26"])
+def test_job_stats(results: list[dict], release: str) -> None:
+    doc = job_result("mixed", results, n_total_trials=8, release=release)  # type: ignore[arg-type]
+    assert doc["schema_version"] == 1 and doc["buzz_harbor_release"] == release
     stats = doc["stats"]
     assert (stats["n_completed_trials"], stats["n_errored_trials"], stats["n_pending_trials"]) == (7, 3, 1)
     assert doc["finished_at"] is None  # a trial is missing
     # Harbor's evals key: agent, the orchestrator's model, the tasks' source
     evals = stats["evals"][EVAL]
-    # the launch failure and the parse error have no rewards; five trials do
+    # the launch failure and the parse error have no rewards; five trials do, and their rewards are
+    # valid for 0.26 too (the timeout is the team's outcome)
     assert evals["n_trials"] == 5 and evals["n_errors"] == 3
     assert sorted(evals["reward_stats"]["reward"]["1.0"]) == ["hello-file-1", "hello-file-2"]
     assert evals["exception_stats"]["RuntimeLaunchError"] == ["reply-to-thread-2"]
@@ -42,29 +45,53 @@ def test_job_stats(results: list[dict]) -> None:
 
 
 def test_job_stats_metrics_are_harbors_and_the_projects_have_names_of_their_own(results: list[dict]) -> None:
-    evals = job_stats(results, n_total_trials=7)["evals"][EVAL]
+    evals = job_stats(results, n_total_trials=7, release="0.25")["evals"][EVAL]
     # reply-to-thread-1 has three reward keys: Harbor's mean is then per key, over all 7 trials
     [metric] = evals["metrics"]
     assert metric["reward"] == pytest.approx(2 / 7) and metric["answer_correct"] == pytest.approx(1 / 7)
+    # 0.26 counts the 5 trials whose rewards are valid: not the two without rewards
+    [metric] = job_stats(results, n_total_trials=7, release="0.26")["evals"][EVAL]["metrics"]
+    assert metric["reward"] == pytest.approx(2 / 5) and metric["answer_correct"] == pytest.approx(1 / 5)
     assert evals["pass_at_k"] == {}  # Harbor defines pass@k only for single 0/1 rewards
     assert evals["buzz_pass_at_k"]["1"] == pytest.approx(1 / 3)  # the project's: k from 1, scored trials
     assert evals["buzz_mean_reward"] == pytest.approx(2 / 5)
 
 
-def test_exception_stats_use_harbors_names_and_keep_the_reasons() -> None:
+@pytest.mark.parametrize("release", ["0.25", "0.26"])
+def test_exception_stats_use_harbors_names_and_keep_the_reasons(release: str) -> None:
     results = [
         {"trial_name": "a", "task_name": "t", "agent_info": {"name": "x"},
          "exception_info": {"exception_type": "VerifierTimeoutError", "buzz_reason": "VerifierTimeout"}},
         {"trial_name": "b", "task_name": "t", "agent_info": {"name": "x"},
          "exception_info": {"exception_type": "CancelledError"}},
     ]  # fmt: skip
-    stats = job_stats(results, n_total_trials=2)
+    stats = job_stats(results, n_total_trials=2, release=release)  # type: ignore[arg-type]
     evals = stats["evals"]["x__adhoc"]
     assert evals["exception_stats"] == {"VerifierTimeoutError": ["a"], "CancelledError": ["b"]}
     assert evals["buzz_exception_stats"] == {"VerifierTimeout": ["a"], "CancelledError": ["b"]}
     assert (stats["n_errored_trials"], stats["n_cancelled_trials"]) == (2, 1)
-    # no rewards anywhere: Harbor's mean counts each trial as 0
-    assert evals["metrics"] == [{"mean": 0.0}] and evals["n_trials"] == 0
+    # no rewards anywhere: 0.25's mean counts each trial as 0; 0.26 counts no trial, so has no metric
+    assert evals["metrics"] == ([{"mean": 0.0}] if release == "0.25" else []) and evals["n_trials"] == 0
+
+
+def test_0_26_files_step_exceptions_and_counts_only_valid_rewards() -> None:
+    """A step's exception is filed beside the trial's (each name once), and a reward an exception's
+    policy voids is not counted: by Harbor's table, or by the override laid over it."""
+    step = {"exception_info": {"exception_type": "VerifierTimeoutError"}}
+    infra = {"should_retry": True, "should_grade": False, "has_valid_reward": False}
+    results = [
+        {"trial_name": "a", "task_name": "t", "agent_info": {"name": "x"}, "verifier_result": {"rewards": {"r": 1}},
+         "exception_info": {"exception_type": "AgentTimeoutError"}, "step_results": [step, step]},
+        {"trial_name": "b", "task_name": "t", "agent_info": {"name": "x"}, "verifier_result": {"rewards": {"r": 1}},
+         "exception_info": {"exception_type": "StorageUnavailable", "policy_override": infra}},
+        {"trial_name": "c", "task_name": "t", "agent_info": {"name": "x"}, "verifier_result": {"rewards": {"r": 0}},
+         "exception_info": {"exception_type": "StorageUnavailable"}},  # unknown to Harbor: its reward stands
+    ]  # fmt: skip
+    evals = job_stats(results, n_total_trials=3, release="0.26")["evals"]["x__adhoc"]
+    assert evals["exception_stats"] == {"AgentTimeoutError": ["a"], "VerifierTimeoutError": ["a"],
+                                        "StorageUnavailable": ["b", "c"]}  # fmt: skip
+    assert evals["n_trials"] == 1 and evals["reward_stats"] == {"r": {"0": ["c"]}}
+    assert evals["metrics"] == [{"mean": 0.0}] and evals["n_errors"] == 3
 
 
 def _trial(task: str, name: str, reward: float | None) -> dict:
@@ -76,11 +103,15 @@ def test_harbor_pass_at_k_uses_harbors_k_values_and_the_fewest_attempts() -> Non
     # task a: 5 attempts, 2 pass; task b: 4 attempts (one without rewards: a 0), 1 passes
     trials = [_trial("a", f"a{i}", float(i < 2)) for i in range(5)]
     trials += [_trial("b", "b0", 1.0), _trial("b", "b1", 0.0), _trial("b", "b2", 0.0), _trial("b", "b3", None)]
-    passes = harbor_pass_at_k(trials)
+    passes = harbor_pass_at_k(trials, "0.25")
     assert list(passes) == ["2", "4"]  # k = 2, 4 (8 > 4; 5 > 4): never k = 1
     a2, b2 = 1 - (3 / 5) * (2 / 4), 1 - (3 / 4) * (2 / 3)
     assert passes["2"] == pytest.approx((a2 + b2) / 2)
     assert harbor_pass_at_k([_trial("a", "a", 0.5), _trial("a", "b", 1.0)]) == {}  # not 0/1
+    # 0.26 leaves the trial without rewards out: task b has 3 attempts, so k = 2 only
+    passes = harbor_pass_at_k(trials, "0.26")
+    b2 = 1 - (2 / 3) * (1 / 2)
+    assert list(passes) == ["2"] and passes["2"] == pytest.approx((a2 + b2) / 2)
 
 
 def test_harbor_mean_step_for_step() -> None:

@@ -115,12 +115,20 @@ async def _gather(ctx: TrialContext, pod: str, agent_dir: Path, verifier_dir: Pa
 
 
 def _exception(status: BuzzTrialStatus, now: datetime) -> TrialException | None:
-    if status.outcome is Outcome.TIMEOUT:
-        return TrialException("AgentTimeoutError", "the agents did not post DONE: before the deadline", "", now)
+    """result.json ``exception_info``, its ``policy_override`` the trial's class (docs/harbor.md#error-policy).
+
+    A timed-out team is Harbor's ``AgentTimeoutError``, as the seed wrote it. Only when the
+    timeout is the team's: an infra or broken trial whose reason names a timeout (the pod never
+    scheduled, a step hung) keeps its own reason, or it would read — to Harbor and to the
+    project's own readers — as a team that ran out of time, and be scored."""
+    team_timeout = status.outcome is Outcome.TIMEOUT and status.failure_class in (None, FailureClass.OUTCOME)
+    if team_timeout:
+        return TrialException("AgentTimeoutError", "the agents did not post DONE: before the deadline", "", now,
+                              failure_class=FailureClass.OUTCOME)
     if status.failure_class is None or status.reason is None:
         return None
     # Harbor's name where one fits, the project's reason kept beside it (docs/harbor.md)
-    return TrialException.for_reason(status.reason, status.message or status.reason, now)
+    return TrialException.for_reason(status.reason, status.message or status.reason, now, status.failure_class)
 
 
 async def _job_config(ctx: TrialContext) -> dict[str, Any] | None:

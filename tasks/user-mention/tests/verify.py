@@ -141,7 +141,7 @@ def score(evidence: dict[str, Any]) -> tuple[dict[str, bool], dict[str, Any]]:
         "task_event_id": picked["task_event_id"],
         "selected_message_id": final.get("id") if final is not None else None,
         "selected_message_content": content if final is not None else None,
-        "user_name": user_name,
+        "user_display_name": user_name,
         "user_pubkey": user_pubkey,
         "mentioned_pubkeys": mentioned,
         "parsed_numbers": numbers,

@@ -128,3 +128,11 @@ class TestReadNamedPathSkillFile:
         assert verdict.reward["named_path_read"] == 0.0
         assert verdict.reward["action_reported"] == 1.0
         assert verdict.details["expected_check_id"] == "0123456789abcdef"
+
+
+def test_user_mention_details_name_the_user_as_blocks_do(tmp_path: Path) -> None:
+    """Block's own verifier test (harbor-buzz-orchestra/tests/test_user_mention_verifier.py) reads
+    details["user_display_name"]: the project's details carry the same key."""
+    verdict = grade("user-mention", fixtures_dir("user-mention") / "positive-p-tagged.json", tmp_path / "verifier")
+    assert verdict.reward["reward"] == 1.0
+    assert verdict.details["user_display_name"] == "John Vincent Doe"

@@ -216,8 +216,9 @@ def check_with_harbor(store: Path, results: Path) -> None:
     over every trial bundle the operator wrote and over each sweep's `buzzctl sweep export
     --harbor` for that release: every result.json and config.json validates, Harbor's viewer lists
     and opens every trial, Harbor's resume keeps every committed trial with nothing left to run,
-    the JobStats Harbor computes from the trials equal the export's, and (0.26+) every trial's
-    reward_valid is the one the operator wrote."""
+    the JobStats Harbor computes from the trials equal the export's, (0.26+) every trial's
+    reward_valid is the one the operator wrote, and every trial's team trajectory passes Harbor's
+    validator and is served with one trajectory per seat (docs/trajectory.md)."""
     for release in harbor_releases():
         targets = [t for name in CONDITION_FILES for t in (
             ("sweep", store / name), ("job", export_job(f"file://{store}", name, results / name / f"job-{release}", release)))]  # fmt: skip
@@ -228,6 +229,11 @@ def check_with_harbor(store: Path, results: Path) -> None:
             assert len(committed) == len(SUITE) * ATTEMPTS, report["dir"]
             assert report["trials"] == report["resume_kept"] == committed, report
             assert set(committed) <= set(report["viewer_listed"]) and report["resume_remaining"] == 0, report
+            # the team trajectory of every trial validates, is served, and has one trajectory per seat
+            for name in committed:
+                receipts = (Path(report["dir"]) / name / "agent" / "buzz" / "receipts.jsonl").read_text().splitlines()
+                seats = [json.loads(line)["agent_id"] for line in receipts]
+                assert report["trajectories"].get(name) == seats, (report["dir"], name, report["trajectories"].get(name))
 
 
 def _write(tmp_path: Path, body: dict[str, Any]) -> str:

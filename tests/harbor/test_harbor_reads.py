@@ -67,6 +67,8 @@ def test_harbor_reads_the_store_and_the_export(sweep: str, harbor_release: str, 
         assert report["trials"] == report["resume_kept"] == committed
         assert set(committed) <= set(report["viewer_listed"])
         assert report["resume_remaining"] == planned - len(committed)
+        # every trial's team trajectory validates, is served, and holds one trajectory per seat
+        assert report["trajectories"] == {name: ["lead-1", "worker-1"] for name in committed}
     if "policies" in reports[0]:
         # 0.26+: every exception the operator wrote reads as its class, whatever Harbor's name
         # for it; a reward stands exactly where the project scores it
@@ -143,11 +145,15 @@ def test_the_checker_bites(tmp_path: Path) -> None:
     job_config = json.loads((job / "config.json").read_text())
     job_config["datasets"] = [{"name": "builtin"}]
     (job / "config.json").write_text(json.dumps(job_config))
+    trajectory = json.loads((job / "hello-file-2" / "agent" / "trajectory.json").read_text())
+    trajectory["subagent_trajectories"][1]["trajectory_id"] = "lead-1"  # two seats under one id
+    (job / "hello-file-2" / "agent" / "trajectory.json").write_text(json.dumps(trajectory))
     result = json.loads((job / "user-mention-2" / "result.json").read_text())
     result["reward_valid"] = True
     (job / "user-mention-2" / "result.json").write_text(json.dumps(result))
     found = "\n".join(problems(harbor_check(("job", job), release="0.26.0")))
     assert "user-mention-2: result.json says reward_valid True, Harbor computes False" in found
+    assert "hello-file-2: agent/trajectory.json: " in found and "is not unique" in found
     assert "hello-file-1: 1 validation error for TrialConfig" in found
     assert "datasets ['builtin'] read as Harbor registry datasets" in found
     assert "resume:" in found  # Harbor would look "builtin" up in its registry

@@ -23,6 +23,7 @@ from kopf.testing import KopfRunner
 from tests.e2e.test_demo_path import expected_misses
 from tests.e2e.test_sweep import apply, condition, kubectl_json, wait_until
 from tests.realstack.stack_fixtures import RELAY_URL, ROOT, ScriptedModel
+from tests.support.harbor_venv import harbor_check, harbor_releases, problems
 
 pytestmark = pytest.mark.realstack
 SUITE = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/task.toml"))
@@ -121,6 +122,28 @@ def _print_same_second_answers(store: Path, sweep: str) -> None:
     print(f"{sweep}: {same} of {total} trials answered in the task's own second, {first} with an id before the task's")
 
 
+def _check_trajectories(store: Path, sweep: str) -> None:
+    """Block's buzz-acp logs turns, delivery receipts, tool calls and usage in its own words: each
+    trial's team trajectory has one trajectory per seat, the orchestrator's with a turn that was
+    handed the task and made tool calls, tokens that add up to its receipt, and Harbor's
+    validator accepts the document (docs/trajectory.md)."""
+    for bundle in (store / sweep).iterdir():
+        if not (bundle / "result.json").is_file():
+            continue
+        document = json.loads((bundle / "agent" / "trajectory.json").read_text())
+        receipts = {r["agent_id"]: r for r in map(json.loads, (bundle / "agent" / "buzz" / "receipts.jsonl").read_text().splitlines())}
+        assert [t["trajectory_id"] for t in document["subagent_trajectories"]] == list(receipts), bundle.name
+        lead = next(t for t in document["subagent_trajectories"] if receipts[t["trajectory_id"]]["role"] == "orchestrator")
+        evidence = json.loads((bundle / "agent" / "buzz" / "buzz-evidence.json").read_text())
+        handed = [s for s in lead["steps"] if s["source"] == "user"]
+        assert any(evidence["task_event_id"] in s["extra"]["delivered_event_ids"] for s in handed), (bundle.name, handed)
+        assert any(s.get("tool_calls") for s in lead["steps"]), (bundle.name, lead["steps"])
+        metered = sum(s.get("metrics", {}).get("prompt_tokens", 0) for s in lead["steps"])
+        assert metered == receipts[lead["trajectory_id"]]["input_tokens"], bundle.name
+    reports = harbor_check(("sweep", store / sweep), release=harbor_releases()[-1])
+    assert problems(reports) == [], problems(reports)
+
+
 def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedModel, owner_hex: str,
                relay_dsn: str, relay_log: object, tmp_path: Path, mount: str = "copy",
                runtime_class: str | None = None) -> None:
@@ -159,6 +182,7 @@ def _run_suite(policy: str, namespace: str, stack_image: str, model: ScriptedMod
         everything = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
         assert api_key not in everything and owner_hex not in everything
     _check_billing(store, name, _model_usage(model.log))
+    _check_trajectories(store, name)
     _print_same_second_answers(store, name)
     assert sweep["status"]["meanReward"] == pytest.approx((len(SUITE) - len(expected)) / len(SUITE))
 

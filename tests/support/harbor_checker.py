@@ -14,7 +14,8 @@ has problems. Harbor decides each check — nothing here compares key sets:
   registry dataset; every committed trial's result.json parses as TrialResult and its config.json
   as TrialConfig, equal to the config embedded in the result;
 - Harbor's viewer (its FastAPI app, through a test client) lists every trial and opens each one
-  as a full result;
+  as a full result; a trial's agent/trajectory.json passes Harbor's TrajectoryValidator (its ATIF
+  models) and the viewer serves it, with the ids of its embedded subagent trajectories reported;
 - Harbor's `jobs resume` reconciliation (`Job.__init__` on a copy: it deletes uncommitted trial
   directories) keeps every committed trial, and plans exactly the rest;
 - for a job directory: its result.json parses as JobResult, and the JobStats Harbor computes from
@@ -44,6 +45,7 @@ from harbor.models.job.config import JobConfig
 from harbor.models.job.result import JobResult
 from harbor.models.trial.config import TrialConfig
 from harbor.models.trial.result import ExceptionInfo, TrialResult
+from harbor.utils.trajectory_validator import TrajectoryValidator
 from harbor.viewer.server import create_app
 
 PAGE = 100
@@ -78,7 +80,29 @@ def _check_trials(job_dir: Path, problems: list[str]) -> dict[str, TrialResult]:
     return results
 
 
-def _check_viewer(jobs_dir: Path, job: str, results: dict[str, TrialResult], problems: list[str]) -> list[str]:
+def _check_trajectories(client: TestClient, job_dir: Path, results: dict[str, TrialResult],
+                        problems: list[str]) -> dict[str, list[str]]:
+    """Each trial's trajectory as Harbor validates and serves it: trial → subagent trajectory ids."""
+    found: dict[str, list[str]] = {}
+    for name in results:
+        path = job_dir / name / "agent" / "trajectory.json"
+        if not path.is_file():
+            continue
+        validator = TrajectoryValidator()
+        if not validator.validate(path):
+            problems.append(f"{name}: agent/trajectory.json: " + "; ".join(validator.get_errors())[:600])
+            continue
+        answer = client.get(f"/api/jobs/{job_dir.name}/trials/{name}/trajectory")
+        served = answer.json() if answer.status_code == 200 else None
+        if not isinstance(served, dict):
+            problems.append(f"viewer: trajectory of {name} answered {answer.status_code}: {answer.text[:300]}")
+            continue
+        found[name] = [sub.get("trajectory_id") for sub in served.get("subagent_trajectories") or []]
+    return found
+
+
+def _check_viewer(jobs_dir: Path, job: str, results: dict[str, TrialResult],
+                  problems: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     client = TestClient(create_app(jobs_dir, mode="jobs"))
     if (answer := client.get(f"/api/jobs/{job}")).status_code != 200:
         problems.append(f"viewer: GET /api/jobs/{job} answered {answer.status_code}: {answer.text[:300]}")
@@ -105,7 +129,7 @@ def _check_viewer(jobs_dir: Path, job: str, results: dict[str, TrialResult], pro
         answer = client.get(f"/api/jobs/{job}/trials/{name}")
         if answer.status_code != 200 or answer.json().get("id") != str(result.id):
             problems.append(f"viewer: opening trial {name} answered {answer.status_code}: {answer.text[:300]}")
-    return sorted(listed)
+    return sorted(listed), _check_trajectories(client, jobs_dir / job, results, problems)
 
 
 def _resume(jobs_dir: Path, job: str, problems: list[str]) -> tuple[Job | None, JobConfig | None, Any, Any]:
@@ -155,7 +179,7 @@ def check(kind: str, source: Path) -> dict[str, Any]:
         # a copy: the viewer only reads, but resume deletes what it does not keep
         shutil.copytree(source, jobs_dir / job, symlinks=True)
         results = _check_trials(jobs_dir / job, problems)
-        listed = _check_viewer(jobs_dir, job, results, problems)
+        listed, trajectories = _check_viewer(jobs_dir, job, results, problems)
         resumed, config, tasks, metrics = _resume(jobs_dir, job, problems)
         kept: list[str] = []
         remaining = None
@@ -171,7 +195,8 @@ def check(kind: str, source: Path) -> dict[str, Any]:
                                metrics=metrics, task_download_results={}, job_lock=None)  # type: ignore[arg-type]
                 _check_stats(jobs_dir / job, plan, results, problems)
     return {"kind": kind, "dir": str(source), "harbor": VERSION, "trials": sorted(results), "viewer_listed": listed,
-            "resume_kept": kept, "resume_remaining": remaining, "problems": problems, **_policies(results)}
+            "resume_kept": kept, "resume_remaining": remaining, "trajectories": trajectories, "problems": problems,
+            **_policies(results)}
 
 
 def _policies(results: dict[str, TrialResult]) -> dict[str, Any]:

@@ -161,6 +161,7 @@ def write_bundle(
     known_secrets: Iterable[str] = (),
     timing: TrialTiming | None = None,
     box: Mapping[str, Any] | None = None,
+    scanned_beside: Mapping[str, Path] | None = None,
 ) -> BundleReport:
     """Write manifest, endpoints, receipts, timing and summary into ``bundle_dir``. Never raises.
 
@@ -168,6 +169,8 @@ def write_bundle(
     this runs, so the secret scan and the ``files`` index cover them. ``known_secrets`` is the
     trial's own secret material (seat and user Nostr keys, auth tags, API keys); ``stack`` the
     stack the try's pod installed (api.stack.stack_record; None when no pod got that far).
+    ``scanned_beside`` names files of the trial outside ``bundle_dir`` the secret scan covers
+    too (the trajectory, ``../trajectory.json``).
     """
     summary_path = bundle_dir / SUMMARY_FILE
     try:
@@ -179,7 +182,7 @@ def write_bundle(
         receipts.chmod(0o600)
         if timing is not None:
             (bundle_dir / TIMING_FILE).write_text(timing.render(), encoding="utf-8")
-        scan = scan_bundle(bundle_dir, known_secrets)
+        scan = scan_bundle(bundle_dir, known_secrets, scanned_beside)
         summary = build_trial_summary(
             manifest=manifest,
             trial_id=trial_id,

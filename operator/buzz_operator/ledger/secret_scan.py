@@ -11,7 +11,7 @@ out only for the hits, so a clean 200 MB log costs a handful of regex passes, no
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -114,8 +114,9 @@ def trial_secret_literals(secrets: Iterable[str]) -> tuple[str, ...]:
     )
 
 
-def scan_bundle(root: Path, known_secrets: Iterable[str] = ()) -> SecretScan:
-    """Scan every file under ``root`` with a scanned suffix, in sorted path order (docs/bundle.md#secret-scan).
+def scan_bundle(root: Path, known_secrets: Iterable[str] = (), beside: Mapping[str, Path] | None = None) -> SecretScan:
+    """Scan every file under ``root`` with a scanned suffix, in sorted path order (docs/bundle.md#secret-scan),
+    then each file ``beside`` it (name → path: the trial's trajectory, outside the agent bundle).
 
     ``known_secrets`` is the trial's own secret material (each seat's and the user's Nostr secret
     key, auth tag and provider API key): a hit there is not a credential-shaped string but the
@@ -124,10 +125,10 @@ def scan_bundle(root: Path, known_secrets: Iterable[str] = ()) -> SecretScan:
     literals = trial_secret_literals(known_secrets)
     findings: list[SecretFinding] = []
     unreadable: list[str] = []
-    for path in sorted(root.rglob("*")):
+    inside = [(path.relative_to(root).as_posix(), path) for path in sorted(root.rglob("*"))]
+    for relative, path in [*inside, *sorted((beside or {}).items())]:
         if path.suffix.lower() not in SCANNED_SUFFIXES or not path.is_file():
             continue
-        relative = path.relative_to(root).as_posix()
         try:
             findings.extend(scan_file(path, relative, literals))
         except OSError as error:

@@ -36,6 +36,7 @@ from buzz_operator.ledger import (
 )
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
+from buzz_operator.ledger.trajectory import write_trajectory
 from buzz_operator.pod.stack_install import manifest_digest
 from buzz_operator.relay.evidence import normalize_message, transcript_from_evidence
 from buzz_operator.scoring.failures import classify_reason
@@ -88,6 +89,13 @@ def usage(session: str, inp: int, out: int) -> str:
     return f"2026-11-30T01:00:01Z DEBUG acp::usage: goose usage update session_id={session} input={inp} output={out} cached=0\n"
 
 
+def turn_start() -> str:
+    """A turn's start, and a tool call the agent made in it, as buzz-acp logs them."""
+    return (f"2026-11-30T01:00:00Z  INFO pool::prompt: turn starting for channel {CHANNEL}\n"
+            "2026-11-30T01:00:00Z  INFO acp::tool: tool_call: buzz send (execute)\n"
+            "2026-11-30T01:00:01Z  INFO acp::tool: tool_call_update: call-1 → completed\n")
+
+
 def turn_end(marker: str = "turn complete for") -> str:
     return f"2026-11-30T01:00:02Z  INFO buzz_acp: {marker} channel {CHANNEL}: end_turn\n"
 
@@ -127,7 +135,7 @@ def evidence(plan: TrialPlan, sweep: str) -> dict[str, Any]:
 
 def _stage(plan: TrialPlan, agent_dir: Path, sweep: str) -> None:
     agent_dir.mkdir(parents=True)
-    lead = turn_end() if plan.unpriced else usage("A", plan.input_tokens, plan.output_tokens) + turn_end()
+    lead = turn_start() + (turn_end() if plan.unpriced else usage("A", plan.input_tokens, plan.output_tokens) + turn_end())
     if plan.round_capped:
         lead += turn_end("turn hit max_turn_requests for")
     if plan.handoff:
@@ -165,11 +173,15 @@ def write_trial(
     agent_dir = trial_dir / "agent" / "buzz"
     _stage(plan, agent_dir, sweep)
     accounting = collect_accounting(agent_dir, seats, manifest.prices)
+    trajectory = write_trajectory(agent_dir, trial_name=plan.name, trial_id=f"trial-{plan.name}", manifest=manifest,
+                                  seats=seats, accounting=accounting, stack_version="sha256:" + "c" * 64)  # fmt: skip
+    assert trajectory is not None
     write_bundle(
         agent_dir, manifest=manifest, trial_id=f"trial-{plan.name}", channel_id=CHANNEL, seats=seats,
         accounting=accounting, endpoints_redacted=redact_endpoints(EndpointConfig.load(ENDPOINTS)), stack=plan.stack,
         timing=trial_timing(runtime_started=0.0, bundle_started=60.0, active_started=5.0, active_finished=45.0,
                             usage_settle_seconds=0.5),
+        scanned_beside={"../trajectory.json": trajectory},
     )  # fmt: skip
     rewards = _verifier(plan, trial_dir / "verifier")
     spec = {"sweepName": sweep, "task": plan.task, "attempt": plan.attempt, "conditionHash": manifest.sha256}

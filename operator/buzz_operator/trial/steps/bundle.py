@@ -39,6 +39,7 @@ from buzz_operator.ledger.bundle import SUMMARY_FILE
 from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
+from buzz_operator.ledger.trajectory import write_trajectory
 from buzz_operator.pod.shell import EVIDENCE_ERROR, STATE_DIR
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant import actor_secrets
@@ -247,10 +248,15 @@ async def _assemble(
         active_finished=facts.get("active_finished") if facts.get("active_started") is not None else None,
         usage_settle_seconds=float(facts.get("usage_settle_seconds", 0.0)),
     )
+    # Harbor's viewer reads agent/trajectory.json: beside the agent bundle, and scanned with it
+    trajectory = write_trajectory(agent_dir, trial_name=ctx.name, trial_id=status.trial_id or "",
+                                  manifest=ctx.manifest, seats=ctx.seats, accounting=accounting,
+                                  stack_version=str((stack or {}).get("digest") or "unknown"))  # fmt: skip
     report = write_bundle(
         agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
         stack=stack, known_secrets=await _known_secrets(ctx, status), timing=timing, box=_box(ctx, status),
+        scanned_beside={f"../{trajectory.name}": trajectory} if trajectory is not None else None,
     )
     config = _config(ctx, await _job_config(ctx))
     (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

@@ -79,6 +79,8 @@ HONOURED: dict[str, Entry] = {
     "task-name-not-oci": entry('[task]\nname = "Acme.Labs/Log_Parse.V2"\n'),
     "timeouts": entry("[agent]\ntimeout_sec = 1234.5\n[verifier]\ntimeout_sec = 61\n[environment]\nbuild_timeout_sec = 900\n"),
     "verifier-env-literal": entry('[verifier]\nenv = { MODE = "strict", URL = "x${HOME}y" }\n'),
+    "environment-env-literal": entry('[environment]\nenv = { MODE = "fast", URL = "x${HOME}y", EMPTY = "" }\n'),
+    "workdir": entry('[environment]\nworkdir = "/app"\n'),
     "verifier-shared": entry('[verifier]\nenvironment_mode = "shared"\n'),
     "no-gpus": entry('[environment]\ngpus = 0\ngpu_types = ["H100"]\n'),
     "os-linux-any-case": entry('[environment]\nos = "LINUX"\n'),
@@ -122,9 +124,9 @@ REFUSED_BY_OPERATOR: dict[str, Entry] = {
     "windows": entry('[environment]\nos = "windows"\n', {"tests/test.bat": "exit 0\n"}),
     "mcp-servers": entry('[[environment.mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "mcp-fs"\n'),
     "environment-env": entry('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }\n'),
+    "environment-env-default": entry('[environment]\nenv = { MODE = "${HOST_MODE:-fast}" }\n'),
     "skills-dir": entry('[environment]\nskills_dir = "/skills"\n'),
     "healthcheck": entry('[environment.healthcheck]\ncommand = "true"\n'),
-    "workdir": entry('[environment]\nworkdir = "/app"\n'),
     "agent-user": entry('[agent]\nuser = "agent"\n'),
     "verifier-user": entry("[verifier]\nuser = 1000\n"),
     "verifier-separate": entry('[verifier]\nenvironment_mode = "separate"\n'),
@@ -191,6 +193,8 @@ def assert_agrees(task: Task, harbor: dict[str, Any]) -> None:
     assert environment.docker_image == harbor["docker_image"], where
     assert environment.os == harbor["os"], where
     assert config.verifier.env == harbor["verifier_env"], where
+    assert environment.env == harbor["environment_env"], where
+    assert environment.workdir == harbor["workdir"], where
     assert task.instruction == harbor["instruction"], where
 
     # The task container's requests: Harbor's GKE request where Harbor makes one, else the

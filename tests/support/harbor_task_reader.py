@@ -16,7 +16,7 @@ decides for the fields the operator uses, each computed by Harbor's code:
   environment refuses the task, as it refuses Windows);
 - the network of each phase from Harbor's `resolve_trial_network_plan` (shared verifier, no
   run-specific allowlist): `agent_network` and `verifier_network` as [mode, hosts];
-- `docker_image`, `os`, `verifier_env`, `instruction`.
+- `docker_image`, `os`, `verifier_env`, `environment_env`, `workdir`, `instruction`.
 """
 
 from __future__ import annotations
@@ -103,6 +103,8 @@ def read(directory: Path) -> dict[str, Any]:
             "docker_image": environment.docker_image,
             "os": environment.os.value,
             "verifier_env": dict(config.verifier.env),
+            "environment_env": dict(environment.env),
+            "workdir": environment.workdir,
             "instruction": task.instruction,
         },
     }

@@ -192,6 +192,16 @@ class BuzzTrialSpec(
         default_factory=list, description="Model endpoints the roster uses (per-endpoint concurrency caps)."
     )
     resources: TrialResources = Field(description="Task container resources.")
+    task_env: dict[str, str] | None = Field(
+        None,
+        description="task.toml [environment] env: literal variables set on the task container, so every "
+                    "command of the agents and the verifier sees them (docs/task-toml.md#environment-variables).",
+    )
+    working_dir: str | None = Field(
+        None, pattern=r"^/",
+        description="task.toml [environment] workdir: the task container's working directory, replacing the "
+                    "image's WORKDIR for every command.",
+    )
     deadlines: TrialDeadlines = Field(description="Per-step deadlines.")
     retry: RetryPolicy = Field(
         default_factory=RetryPolicy,

@@ -121,6 +121,27 @@ class _PhaseNetwork(_Section):
         return NetworkPolicy(self.network_mode, tuple(self.allowed_hosts or ()))
 
 
+def _literal_env(env: dict[str, str], field: str) -> dict[str, str]:
+    """Variables the operator sets as written: names that are variable names (they are set with
+    env(1) and on the container), values with no host template. Harbor resolves a value that is
+    wholly ``${VAR}`` or ``${VAR:-default}`` from the environment of the machine running it; the
+    operator never passes its own environment to a trial, so such a value is refused naming the
+    variable (its default would differ from Harbor wherever the host sets it). A template inside
+    other text is literal, as in Harbor."""
+    names = [key for key in env if not _ENV_NAME.fullmatch(key)]
+    if names:
+        raise invalid(f"{field} names {', '.join(map(repr, names))} are not environment variable names "
+                      "(letters, digits and _, not starting with a digit)")  # fmt: skip
+    templated = env_templates(env)
+    if templated:
+        variables = ", ".join(f"{key} = {env[key]!r}" for key in templated)
+        raise unsupported(
+            f"host environment templates in {field} ({variables}): Harbor resolves ${{VAR}} and "
+            "${VAR:-default} from the environment of the machine running it, and the operator never passes "
+            "its own environment to a trial; write the value itself")  # fmt: skip
+    return env
+
+
 def _refuse_user(user: str | int | None, phase: str) -> str | int | None:
     if user is not None:
         raise unsupported(f"running the {phase} as another user ({phase}.user = {user!r}): it runs as the task "
@@ -154,18 +175,7 @@ class VerifierSection(_PhaseNetwork):
     @field_validator("env")
     @classmethod
     def _env(cls, env: dict[str, str]) -> dict[str, str]:
-        names = [key for key in env if not _ENV_NAME.fullmatch(key)]
-        if names:
-            # the values are set with env(1) on the verifier's command line
-            raise invalid(f"verifier.env names {', '.join(map(repr, names))} are not environment variable names "
-                          "(letters, digits and _, not starting with a digit)")  # fmt: skip
-        templated = env_templates(env)
-        if templated:
-            raise unsupported(
-                f"host environment templates in verifier.env ({', '.join(templated)}): Harbor resolves "
-                "${VAR} and ${VAR:-default} from the environment of the machine running it, and the operator "
-                "never passes its own environment to a trial; write the value itself")  # fmt: skip
-        return env
+        return _literal_env(env, "verifier.env")
 
     @field_validator("user")
     @classmethod
@@ -308,12 +318,9 @@ class EnvironmentSection(_Section):
     @field_validator("env")
     @classmethod
     def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        if value:
-            raise unsupported(f"task environment variables (environment.env: {', '.join(sorted(value))}): Harbor "
-                              "sets them on every command of the agents and the verifier, resolving ${VAR} "
-                              "templates from the environment of the machine running it, and the operator never "
-                              "passes its own environment to a trial")  # fmt: skip
-        return value
+        """Literal values are set on the task container, so every command of the agents and the
+        verifier sees them, each command's own variables winning (docs/task-toml.md#environment-variables)."""
+        return _literal_env(value, "environment.env")
 
     @field_validator("skills_dir")
     @classmethod
@@ -333,9 +340,11 @@ class EnvironmentSection(_Section):
     @field_validator("workdir")
     @classmethod
     def _workdir(cls, value: str | None) -> str | None:
-        if value is not None:
-            raise unsupported(f"a working directory override (environment.workdir = {value!r}): commands run in "
-                              "the image's WORKDIR; set it in environment/Dockerfile")  # fmt: skip
+        """Harbor runs every command there instead of the image's WORKDIR: the task container's
+        workingDir, which each exec (agents and verifier) starts in."""
+        if value is not None and not value.startswith("/"):
+            raise invalid(f"environment.workdir = {value!r} must be an absolute path: it replaces the image's "
+                          "WORKDIR for every command")  # fmt: skip
         return value
 
     @field_validator("allowed_hosts")

@@ -201,10 +201,17 @@ def stack_init(source: StackSource, pull_policy: str, cpu: str = STACK_RESOURCES
 
 
 def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> dict[str, Any]:
-    """The task image kept alive for exec, with /logs and the given mounts."""
-    return task_image_container("task", spec.image, spec.image_pull_policy.value,
-                                resources=task_resources(spec.resources),
-                                mounts=[*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
+    """The task image kept alive for exec, with /logs and the given mounts; task.toml's literal
+    environment and working directory on the container, which every exec inherits (Harbor sets
+    them on each command it runs in the environment)."""
+    container = task_image_container("task", spec.image, spec.image_pull_policy.value,
+                                     resources=task_resources(spec.resources),
+                                     mounts=[*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
+    if spec.task_env:
+        container["env"] = [{"name": name, "value": value} for name, value in spec.task_env.items()]
+    if spec.working_dir:
+        container["workingDir"] = spec.working_dir
+    return container
 
 
 def pull_secret_names(spec: BuzzTrialSpec) -> list[str]:

@@ -99,6 +99,8 @@ def build_trial_spec(
         endpoints=roster_endpoints(manifest),
         resources=trial_resources(task, manifest, sweep.cpu_request_fraction, headroom=sweep.resources,
                                   default_limit_multiple=default_limit_multiple),
+        task_env=dict(task.config.environment.env) or None,
+        working_dir=task.config.environment.workdir,
         deadlines=deadlines,
         retry=sweep.retry,
     )

@@ -242,6 +242,17 @@ def test_verifier_timeout_and_literal_env(tmp_path: Path) -> None:
     assert load(tmp_path / "d", "").config.verifier.timeout_sec == 600.0
 
 
+def test_task_env_and_workdir_are_honoured(tmp_path: Path) -> None:
+    """Set on the task container, so every command sees them (docs/task-toml.md#environment-variables)."""
+    toml = '[environment]\nworkdir = "/app"\nenv = { MODE = "fast", URL = "x${HOME}y" }\n'
+    environment = load(tmp_path, toml).config.environment
+    assert environment.env == {"MODE": "fast", "URL": "x${HOME}y"} and environment.workdir == "/app"
+    error = refused(tmp_path / "rel", '[environment]\nworkdir = "app"\n')
+    assert error.field == "environment.workdir" and "absolute path" in str(error)
+    error = refused(tmp_path / "name", '[environment]\nenv = { "A-B" = "1" }\n')
+    assert error.field == "environment.env" and "'A-B'" in str(error)
+
+
 def test_verifier_shared_mode_is_what_runs(tmp_path: Path) -> None:
     assert load(tmp_path, '[verifier]\nenvironment_mode = "shared"\n').config.verifier.environment_mode == "shared"
 
@@ -259,11 +270,10 @@ STEP_FILES = {"steps/one/instruction.md": "Step one.\n", "steps/one/tests/test.s
         ('[environment]\nos = "Windows"', "environment.os", "Windows containers"),
         ('[[environment.mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "x"', "environment.mcp_servers",
          "MCP servers"),
-        ('[environment]\nenv = { A = "1" }', "environment.env", "task environment variables"),
         ('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }', "environment.env", "never passes its own environment"),
+        ('[environment]\nenv = { T = "${HOST_T:-x}" }', "environment.env", "T = '${HOST_T:-x}'"),
         ('[environment]\nskills_dir = "/skills"', "environment.skills_dir", "skills directory"),
         ('[environment.healthcheck]\ncommand = "true"', "environment.healthcheck", "healthchecks"),
-        ('[environment]\nworkdir = "/app"', "environment.workdir", "working directory"),
         ('[agent]\nuser = "agent"', "agent.user", "as another user"),
         ("[verifier]\nuser = 0", "verifier.user", "as another user"),
         ('[verifier]\nenvironment_mode = "separate"', "verifier.environment_mode", "separate verifier environment"),

@@ -377,3 +377,19 @@ def test_the_stack_install_runs_on_the_task_containers_share(cpus: float, cpu_re
     task = pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]
     # the pod asks the scheduler for no more than before: the task's share and the forwarder's
     assert _effective_cpu_request(pod) == _millicores(task) + _millicores(FORWARDER_RESOURCES["cpu"])
+
+
+def test_task_env_and_working_dir_are_the_task_containers_in_both_pods() -> None:
+    """task.toml's [environment] env and workdir are set on the task container, which every exec
+    (agents, verifier) inherits; the grading pod runs the verifier in the same surroundings."""
+    from buzz_operator.pod.trial_pod import build_grading_pod
+
+    spec = _spec(task_env={"MODE": "fast", "URL": "x${HOME}y"}, working_dir="/app")
+    for pod in (_pod(task_env=spec.task_env, working_dir="/app"),
+                build_grading_pod(trial_name="t-1", trial_uid="u", namespace="ns", generation=1, spec=spec,
+                                  trial_labels={})):
+        [task] = [c for c in pod["spec"]["containers"] if c["name"] == "task"]
+        assert task["env"] == [{"name": "MODE", "value": "fast"}, {"name": "URL", "value": "x${HOME}y"}]
+        assert task["workingDir"] == "/app"
+    [task] = [c for c in _pod()["spec"]["containers"] if c["name"] == "task"]
+    assert "env" not in task and "workingDir" not in task

@@ -1,0 +1,64 @@
+"""task.toml's `[environment] env` and `workdir` reach every command of the trial on the real
+kubelet (docs/task-toml.md#environment-variables): the agents' shell command reads the variable,
+and the verifier runs in the working directory with the variable set. A twin task without them
+runs the same command and test, and scores 0, so the test can tell the fields did it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from kopf.testing import KopfRunner
+
+from tests.support.cluster import kubectl_json
+from tests.support.hungry_tasks import command_tasks
+
+TERMINAL = {"Succeeded", "Failed"}
+COMMAND = 'printf "$GREETING"'
+# the verifier's own check: run from the working directory, with the variable set
+CHECK = ('if [ "$(pwd)" != /srv/task ] || [ "${GREETING:-}" != "Hello, world!" ]; then reward=0; '
+         'echo "pwd=$(pwd) GREETING=${GREETING:-unset}"; fi\necho "$reward" > "$verifier_dir/reward.txt"\n')
+
+
+def _tasks() -> dict[str, str]:
+    data = command_tasks({"with-env": COMMAND, "without-env": COMMAND})
+    for name in ("with-env", "without-env"):
+        test = data[f"{name}__tests__test.sh"]
+        assert 'echo "$reward" > "$verifier_dir/reward.txt"\n' in test
+        data[f"{name}__tests__test.sh"] = test.replace('echo "$reward" > "$verifier_dir/reward.txt"\n', CHECK)
+    toml = data["with-env__task.toml"]
+    data["with-env__task.toml"] = toml.replace(
+        "[environment]\n", '[environment]\nworkdir = "/srv/task"\nenv = { GREETING = "Hello, world!" }\n', 1)
+    return data
+
+
+def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore[no-untyped-def]
+    namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    subprocess.run(["kubectl", "-n", namespace, "create", "configmap", "env-tasks",
+                    *(f"--from-literal={k}={v}" for k, v in _tasks().items())], check=True, capture_output=True)
+    body = make_sweep("envs", store_url=f"file://{store}", tasks=["with-env", "without-env"])
+    body["spec"]["dataset"] = {"configMapRef": {"name": "env-tasks"}}
+    with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
+        subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
+                       capture_output=True, text=True)
+        deadline, trials = time.monotonic() + 600, []
+        while time.monotonic() < deadline:
+            trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
+            if len(trials) == 2 and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
+                break
+            time.sleep(2)
+        subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "envs", "--wait=false"], capture_output=True)
+    assert runner.exception is None, runner.output
+    status = {t["spec"]["task"]: t.get("status") or {} for t in trials}
+    spec = {t["spec"]["task"]: t["spec"] for t in trials}
+    assert spec["with-env"]["taskEnv"] == {"GREETING": "Hello, world!"} and spec["with-env"]["workingDir"] == "/srv/task"
+    assert "taskEnv" not in spec["without-env"]
+    assert (status["with-env"].get("phase"), status["with-env"].get("reward")) == ("Succeeded", 1), status
+    assert (status["without-env"].get("phase"), status["without-env"].get("reward")) == ("Succeeded", 0), status
+    twin = next(t["metadata"]["name"] for t in trials if t["spec"]["task"] == "without-env")
+    said = (store / "envs" / twin / "verifier" / "test-stdout.txt").read_text()
+    assert "GREETING=unset" in said and "pwd=/srv/task" not in said, said

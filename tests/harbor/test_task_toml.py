@@ -81,6 +81,8 @@ HONOURED: dict[str, Entry] = {
     "verifier-env-literal": entry('[verifier]\nenv = { MODE = "strict", URL = "x${HOME}y" }\n'),
     "environment-env-literal": entry('[environment]\nenv = { MODE = "fast", URL = "x${HOME}y", EMPTY = "" }\n'),
     "workdir": entry('[environment]\nworkdir = "/app"\n'),
+    "artifacts": entry('artifacts = ["/app/out.txt", { source = "/app/run", destination = "run", exclude = ["*.tmp"] }]\n'),
+    "healthcheck": entry('[environment.healthcheck]\ncommand = "test -f /ready"\nretries = 5\nstart_period_sec = 2\n'),
     "verifier-shared": entry('[verifier]\nenvironment_mode = "shared"\n'),
     "no-gpus": entry('[environment]\ngpus = 0\ngpu_types = ["H100"]\n'),
     "os-linux-any-case": entry('[environment]\nos = "LINUX"\n'),
@@ -126,7 +128,6 @@ REFUSED_BY_OPERATOR: dict[str, Entry] = {
     "environment-env": entry('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }\n'),
     "environment-env-default": entry('[environment]\nenv = { MODE = "${HOST_MODE:-fast}" }\n'),
     "skills-dir": entry('[environment]\nskills_dir = "/skills"\n'),
-    "healthcheck": entry('[environment.healthcheck]\ncommand = "true"\n'),
     "agent-user": entry('[agent]\nuser = "agent"\n'),
     "verifier-user": entry("[verifier]\nuser = 1000\n"),
     "verifier-separate": entry('[verifier]\nenvironment_mode = "separate"\n'),
@@ -134,7 +135,7 @@ REFUSED_BY_OPERATOR: dict[str, Entry] = {
     "verifier-collect": entry('[[verifier.collect]]\ncommand = "pg_dump > /tmp/db.sql"\n'),
     "verifier-env-template": entry('[verifier]\nenv = { API = "${API_KEY:-none}" }\n'),
     "multi-step": entry('[[steps]]\nname = "one"\n', STEP),
-    "artifacts": entry('artifacts = ["/app/out.txt"]\n'),
+    "artifacts-from-a-service": entry('artifacts = [{ source = "/dump.sql", service = "db" }]\n'),
     "compose": entry("", {"environment/docker-compose.yaml": "services:\n  main:\n    build: .\n"}),
     # Harbor drops a size that is not a string without a word; the operator refuses it
     "memory-not-a-string": entry("[environment]\nmemory = 4096\n"),
@@ -195,6 +196,12 @@ def assert_agrees(task: Task, harbor: dict[str, Any]) -> None:
     assert config.verifier.env == harbor["verifier_env"], where
     assert environment.env == harbor["environment_env"], where
     assert environment.workdir == harbor["workdir"], where
+    ours = environment.healthcheck.model_dump() if environment.healthcheck else None
+    assert ours == harbor["healthcheck"], where
+    # Harbor keeps a bare string as it is; the operator reads it as the entry's source
+    theirs = [{"source": a, "destination": None, "exclude": [], "service": None} if isinstance(a, str) else a
+              for a in harbor["artifacts"]]
+    assert [e.model_dump() for e in config.artifact_entries()] == theirs, where
     assert task.instruction == harbor["instruction"], where
 
     # The task container's requests: Harbor's GKE request where Harbor makes one, else the

@@ -105,6 +105,8 @@ def read(directory: Path) -> dict[str, Any]:
             "verifier_env": dict(config.verifier.env),
             "environment_env": dict(environment.env),
             "workdir": environment.workdir,
+            "healthcheck": environment.healthcheck.model_dump() if environment.healthcheck else None,
+            "artifacts": [a if isinstance(a, str) else a.model_dump() for a in config.artifacts],
             "instruction": task.instruction,
         },
     }

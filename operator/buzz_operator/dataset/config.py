@@ -2,7 +2,7 @@
 
 Every field Harbor's `TaskConfig` knows is modelled here with Harbor's meaning, its default and
 its checks (harbor/models/task/config.py; the ported rules are in harbor_rules.py). What the
-operator cannot do faithfully — GPUs, Windows, healthchecks, MCP servers, a separate verifier
+operator cannot do faithfully — GPUs, Windows, MCP servers, a separate verifier
 environment, multi-step tasks, … — is refused at load time with an error that names the field
 and says the operator does not support it, never dropped: a task that loads runs as Harbor would
 run it. Keys Harbor does not know are kept and ignored, as Harbor's models ignore them.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -48,6 +49,8 @@ from buzz_operator.dataset.harbor_rules import (
 
 NetworkMode = Literal["no-network", "public", "allowlist"]
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Harbor's collection record in a trial's artifacts/ (trial/artifact_handler.py _MANIFEST_FILENAME)
+ARTIFACT_MANIFEST = "manifest.json"
 NETWORK_PUBLIC, NETWORK_ALLOWLIST, NETWORK_NONE = "public", "allowlist", "no-network"
 
 # What the operator gives a task container whose task.toml leaves the resource unset. Harbor
@@ -214,6 +217,61 @@ class SolutionSection(_Section):
     env: dict[str, str] = Field(default_factory=dict)
 
 
+class ArtifactSection(_Section):
+    """One entry of `artifacts`: Harbor's `ArtifactConfig`, in the agents' container. A bare
+    string is its `source`."""
+
+    source: str = Field(min_length=1)
+    destination: str | None = None
+    exclude: list[str] = Field(default_factory=list)
+    service: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, source: str) -> str:
+        if any(part == ".." for part in PurePosixPath(source).parts):
+            raise invalid(f"Artifact source must not contain '..' components, got: {source!r}")
+        if not source.startswith("/"):
+            # Harbor resolves a relative source against the container's working directory; the
+            # collection runs in a shell of its own, so the path must say where it is
+            raise unsupported(f"a relative artifact source ({source!r}): write the absolute container path")
+        return source
+
+    @field_validator("destination")
+    @classmethod
+    def _destination(cls, destination: str | None) -> str | None:
+        if not destination:
+            return None
+        path = PurePosixPath(destination)
+        if "\\" in destination or path.is_absolute() or any(part == ".." for part in path.parts):
+            raise invalid(f"Artifact destination must be a relative path with forward slashes and no '..', "
+                          f"got: {destination!r}")  # fmt: skip
+        if destination.rstrip("/") == ARTIFACT_MANIFEST:
+            raise invalid("Artifact destination 'manifest.json' is reserved for the collection manifest.")
+        return destination
+
+    @field_validator("service")
+    @classmethod
+    def _service(cls, service: str | None) -> str | None:
+        if service not in (None, "main"):
+            raise unsupported(f"artifacts from a compose service (service = {service!r}): a trial is one "
+                              "container's pod")  # fmt: skip
+        return service
+
+
+class HealthcheckSection(_Section):
+    """`[environment.healthcheck]`: Harbor's `HealthcheckConfig`, Docker HEALTHCHECK's options. The
+    command runs in the task container after it starts and before the agents do
+    (trial/healthcheck.py); its defaults are Harbor's."""
+
+    command: str = Field(min_length=1)
+    interval_sec: float = Field(5.0, ge=0)
+    timeout_sec: float = Field(30.0, gt=0)
+    start_period_sec: float = Field(0.0, ge=0)
+    start_interval_sec: float = Field(5.0, ge=0)
+    retries: int = Field(3, ge=1)
+
+
 class EnvironmentSection(_Section):
     """`[environment]`: Harbor's `EnvironmentConfig`, for one Linux container."""
 
@@ -233,7 +291,7 @@ class EnvironmentSection(_Section):
     mcp_servers: list[dict[str, Any]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     skills_dir: str | None = None
-    healthcheck: dict[str, Any] | None = None
+    healthcheck: HealthcheckSection | None = None
     workdir: str | None = None
     network_mode: NetworkMode = NETWORK_PUBLIC
     allowed_hosts: list[str] | None = None
@@ -330,12 +388,6 @@ class EnvironmentSection(_Section):
                               "condition's, pinned in its manifest")  # fmt: skip
         return value
 
-    @field_validator("healthcheck")
-    @classmethod
-    def _healthcheck(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            raise unsupported("environment healthchecks ([environment.healthcheck])")
-        return value
 
     @field_validator("workdir")
     @classmethod
@@ -539,7 +591,8 @@ class TaskConfig(BaseModel):
     # Harbor applies it to multi-step tasks only; on a single-step task it is read and unused.
     multi_step_reward_strategy: Literal["mean", "final"] | None = None
     steps: list[dict[str, Any]] | None = None
-    artifacts: list[str | dict[str, Any]] = Field(default_factory=list)
+    # Harbor's `str | ArtifactConfig` entries; a bare string is read as its source (below)
+    artifacts: list[ArtifactSection] = Field(default_factory=list)
     buzz: BuzzTable = Field(default_factory=BuzzTable)
 
     @model_validator(mode="before")
@@ -560,13 +613,16 @@ class TaskConfig(BaseModel):
                               "one agents phase and one verifier run")  # fmt: skip
         return steps
 
-    @field_validator("artifacts")
+    @field_validator("artifacts", mode="before")
     @classmethod
-    def _artifacts(cls, artifacts: list[str | dict[str, Any]]) -> list[str | dict[str, Any]]:
-        if artifacts:
-            raise unsupported("task artifacts (artifacts): a trial's bundle keeps /logs/artifacts and nothing "
-                              "else from the container; write the files there")  # fmt: skip
+    def _artifacts(cls, artifacts: Any) -> Any:
+        # a bare string is an entry's source (Harbor's `str | ArtifactConfig`)
+        if isinstance(artifacts, list):
+            return [{"source": entry} if isinstance(entry, str) else entry for entry in artifacts]
         return artifacts
+
+    def artifact_entries(self) -> list[ArtifactSection]:
+        return list(self.artifacts)
 
     @property
     def name(self) -> str | None:

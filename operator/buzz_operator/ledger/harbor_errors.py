@@ -42,6 +42,8 @@ HARBOR_EXCEPTION_TYPES: Mapping[str, str] = {
     "OOMKilled": "MemoryLimitExceededError",
     # the relay (and its database) is the trial environment's service: its health check failed
     "RelayUnavailable": "HealthcheckError",
+    # task.toml's own healthcheck: Harbor's very name
+    "HealthcheckFailed": "HealthcheckError",
     "PostgresUnavailable": "HealthcheckError",
     # the agent processes ended before DONE: (Harbor: non-zero agent exit, unclassified but named)
     "AgentsExitedEarly": "NonZeroAgentExitCodeError",

@@ -42,6 +42,9 @@ INFRA_REASONS = frozenset(
         "StackInstallFailed",
         "ForwarderFailed",
         "AgentsNotReady",
+        # task.toml's [environment.healthcheck] never passed: the box was not ready (Harbor's
+        # HealthcheckError, a sandbox failure)
+        "HealthcheckFailed",
         "AgentsExitedEarly",
         "RelayUnavailable",
         "PostgresUnavailable",
@@ -103,6 +106,7 @@ LAUNCH_REASONS = frozenset(
         "StackInstallFailed",
         "ForwarderFailed",
         "AgentsNotReady",
+        "HealthcheckFailed",
         "PromptHashMismatch",
     }
 )

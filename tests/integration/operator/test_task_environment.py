@@ -1,7 +1,10 @@
-"""task.toml's `[environment] env` and `workdir` reach every command of the trial on the real
-kubelet (docs/task-toml.md#environment-variables): the agents' shell command reads the variable,
-and the verifier runs in the working directory with the variable set. A twin task without them
-runs the same command and test, and scores 0, so the test can tell the fields did it."""
+"""task.toml's `[environment] env`, `workdir`, `[environment.healthcheck]` and `artifacts` on the
+real kubelet (docs/task-toml.md): the healthcheck passes (reading the variable) before the agents start, the
+agents' shell command reads the variable, and the verifier runs in the working directory with the
+variable set. A twin task without them runs the same command and test and scores 0, so the test
+can tell the fields did it. The artifacts are in the bundle, laid out as Harbor lays them out. A
+task whose healthcheck never passes fails as infra before its agents
+start (HealthcheckFailed)."""
 
 from __future__ import annotations
 
@@ -23,14 +26,17 @@ CHECK = ('if [ "$(pwd)" != /srv/task ] || [ "${GREETING:-}" != "Hello, world!" ]
 
 
 def _tasks() -> dict[str, str]:
-    data = command_tasks({"with-env": COMMAND, "without-env": COMMAND})
-    for name in ("with-env", "without-env"):
+    data = command_tasks({"with-env": COMMAND, "without-env": COMMAND, "unhealthy": COMMAND})
+    for name in ("with-env", "without-env", "unhealthy"):
         test = data[f"{name}__tests__test.sh"]
         assert 'echo "$reward" > "$verifier_dir/reward.txt"\n' in test
         data[f"{name}__tests__test.sh"] = test.replace('echo "$reward" > "$verifier_dir/reward.txt"\n', CHECK)
     toml = data["with-env__task.toml"]
-    data["with-env__task.toml"] = toml.replace(
-        "[environment]\n", '[environment]\nworkdir = "/srv/task"\nenv = { GREETING = "Hello, world!" }\n', 1)
+    # artifacts are root keys: they go before the first table
+    data["with-env__task.toml"] = 'artifacts = ["/app/hello.txt", { source = "/srv/task", destination = "work" }]\n' + toml.replace(
+        "[environment]\n", '[environment]\nworkdir = "/srv/task"\nenv = { GREETING = "Hello, world!" }\n', 1
+    ) + '[environment.healthcheck]\ncommand = \'test "$GREETING" = "Hello, world!"\'\n'
+    data["unhealthy__task.toml"] = toml + '[environment.healthcheck]\ncommand = "false"\nretries = 2\ninterval_sec = 1\n'
     return data
 
 
@@ -40,7 +46,8 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     store = tmp_path / "store"
     subprocess.run(["kubectl", "-n", namespace, "create", "configmap", "env-tasks",
                     *(f"--from-literal={k}={v}" for k, v in _tasks().items())], check=True, capture_output=True)
-    body = make_sweep("envs", store_url=f"file://{store}", tasks=["with-env", "without-env"])
+    body = make_sweep("envs", store_url=f"file://{store}", tasks=["with-env", "without-env", "unhealthy"],
+                      retry={"maxRetries": 0})
     body["spec"]["dataset"] = {"configMapRef": {"name": "env-tasks"}}
     with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
         subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
@@ -48,7 +55,7 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
         deadline, trials = time.monotonic() + 600, []
         while time.monotonic() < deadline:
             trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
-            if len(trials) == 2 and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
+            if len(trials) == 3 and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
                 break
             time.sleep(2)
         subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "envs", "--wait=false"], capture_output=True)
@@ -59,6 +66,16 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     assert "taskEnv" not in spec["without-env"]
     assert (status["with-env"].get("phase"), status["with-env"].get("reward")) == ("Succeeded", 1), status
     assert (status["without-env"].get("phase"), status["without-env"].get("reward")) == ("Succeeded", 0), status
+    # the task's artifacts, where Harbor puts them, with its manifest
+    chosen = next(t["metadata"]["name"] for t in trials if t["spec"]["task"] == "with-env")
+    collected = store / "envs" / chosen / "artifacts"
+    assert (collected / "app" / "hello.txt").read_text().strip() == "Hello, world!"
+    manifest = json.loads((collected / "manifest.json").read_text())
+    assert [(e["destination"], e["type"], e["status"]) for e in manifest] == [
+        ("app/hello.txt", "file", "ok"), ("work", "directory", "empty")], manifest
+    sick = status["unhealthy"]
+    assert (sick.get("phase"), sick.get("reason"), sick.get("failureClass")) == ("Failed", "HealthcheckFailed", "infra"), sick
+    assert "2 consecutive times" in sick.get("message", "") and not sick.get("taskEventId"), sick
     twin = next(t["metadata"]["name"] for t in trials if t["spec"]["task"] == "without-env")
     said = (store / "envs" / twin / "verifier" / "test-stdout.txt").read_text()
     assert "GREETING=unset" in said and "pwd=/srv/task" not in said, said

@@ -253,6 +253,23 @@ def test_task_env_and_workdir_are_honoured(tmp_path: Path) -> None:
     assert error.field == "environment.env" and "'A-B'" in str(error)
 
 
+def test_healthcheck_is_read_with_harbors_defaults(tmp_path: Path) -> None:
+    check = load(tmp_path, '[environment.healthcheck]\ncommand = "test -f /ready"\nretries = 5\n').config.environment.healthcheck
+    assert check is not None and (check.command, check.retries) == ("test -f /ready", 5)
+    assert (check.interval_sec, check.timeout_sec, check.start_period_sec, check.start_interval_sec) == (5.0, 30.0, 0.0, 5.0)
+    assert refused(tmp_path / "none", "[environment.healthcheck]\nretries = 2\n").field == "environment.healthcheck.command"
+
+
+def test_artifacts_bare_and_full(tmp_path: Path) -> None:
+    toml = 'artifacts = ["/app/out.txt", { source = "/app/run", destination = "run", exclude = ["*.tmp"] }]\n'
+    entries = load(tmp_path, toml).config.artifact_entries()
+    assert [(e.source, e.destination, e.exclude) for e in entries] == [
+        ("/app/out.txt", None, []), ("/app/run", "run", ["*.tmp"])]
+    assert refused(tmp_path / "up", 'artifacts = ["/app/../etc"]\n').field == "artifacts.0.source"
+    assert refused(tmp_path / "m", 'artifacts = [{ source = "/a", destination = "manifest.json" }]\n').field == \
+        "artifacts.0.destination"
+
+
 def test_verifier_shared_mode_is_what_runs(tmp_path: Path) -> None:
     assert load(tmp_path, '[verifier]\nenvironment_mode = "shared"\n').config.verifier.environment_mode == "shared"
 
@@ -273,7 +290,6 @@ STEP_FILES = {"steps/one/instruction.md": "Step one.\n", "steps/one/tests/test.s
         ('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }', "environment.env", "never passes its own environment"),
         ('[environment]\nenv = { T = "${HOST_T:-x}" }', "environment.env", "T = '${HOST_T:-x}'"),
         ('[environment]\nskills_dir = "/skills"', "environment.skills_dir", "skills directory"),
-        ('[environment.healthcheck]\ncommand = "true"', "environment.healthcheck", "healthchecks"),
         ('[agent]\nuser = "agent"', "agent.user", "as another user"),
         ("[verifier]\nuser = 0", "verifier.user", "as another user"),
         ('[verifier]\nenvironment_mode = "separate"', "verifier.environment_mode", "separate verifier environment"),
@@ -281,8 +297,8 @@ STEP_FILES = {"steps/one/instruction.md": "Step one.\n", "steps/one/tests/test.s
         ('[[verifier.collect]]\ncommand = "true"', "verifier.collect", "collect hooks"),
         ('[verifier]\nenv = { K = "${API_KEY}" }', "verifier.env", "host environment templates"),
         ('[verifier]\nenv = { K = "${API_KEY:-none}" }', "verifier.env", "host environment templates"),
-        ('artifacts = ["/app/out.txt"]', "artifacts", "task artifacts"),
-        ('artifacts = [{ source = "/app/out" }]', "artifacts", "task artifacts"),
+        ('artifacts = [{ source = "/db", service = "db" }]', "artifacts.0.service", "compose service"),
+        ('artifacts = ["out.txt"]', "artifacts.0.source", "relative artifact source"),
     ],
 )  # fmt: skip
 def test_what_the_operator_cannot_honour_is_refused_naming_the_field(

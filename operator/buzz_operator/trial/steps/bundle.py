@@ -40,6 +40,7 @@ from buzz_operator.ledger.harbor_config import task_id as harbor_task_id
 from buzz_operator.ledger.harbor_config import trial_config
 from buzz_operator.ledger.harbor_result import orchestrator_model_info
 from buzz_operator.ledger.trajectory import write_trajectory
+from buzz_operator.pod import artifacts as task_artifacts
 from buzz_operator.pod.shell import EVIDENCE_ERROR, STATE_DIR
 from buzz_operator.relay.evidence import transcript_from_evidence
 from buzz_operator.relay.tenant import actor_secrets
@@ -78,7 +79,7 @@ EVIDENCE = "buzz-evidence.json"
 VERIFIER_OUTPUT = "/logs/verifier"
 ARTIFACTS = "/logs/artifacts"
 # everything a try leaves in its pod, read in one exec (one tar) rather than one each
-GATHERED = (REMOTE_LOGS, REMOTE_PROMPTS, ARTIFACTS, STATE_DIR, VERIFIER_OUTPUT)
+GATHERED = (REMOTE_LOGS, REMOTE_PROMPTS, ARTIFACTS, STATE_DIR, VERIFIER_OUTPUT, task_artifacts.STAGE_DIR)
 
 
 async def _best_effort(ctx: TrialContext, pod: str) -> dict[str, dict[str, bytes]]:
@@ -112,6 +113,9 @@ async def _gather(ctx: TrialContext, pod: str, agent_dir: Path, verifier_dir: Pa
     if EVIDENCE_ERROR in state:
         (agent_dir / EVIDENCE_ERROR).write_bytes(state[EVIDENCE_ERROR])
     tar.write_tree(found[VERIFIER_OUTPUT], verifier_dir)
+    # task.toml's artifacts where Harbor puts them: <trial>/artifacts/, with its manifest.json
+    if entries := ctx.task.config.artifact_entries():
+        tar.write_tree(task_artifacts.place(entries, found[task_artifacts.STAGE_DIR]), agent_dir.parent.parent / task_artifacts.ARTIFACTS_DIR)
     return parse_facts(state)
 
 
@@ -252,11 +256,15 @@ async def _assemble(
     trajectory = write_trajectory(agent_dir, trial_name=ctx.name, trial_id=status.trial_id or "",
                                   manifest=ctx.manifest, seats=ctx.seats, accounting=accounting,
                                   stack_version=str((stack or {}).get("digest") or "unknown"))  # fmt: skip
+    beside = {f"../{trajectory.name}": trajectory} if trajectory is not None else {}
+    # the task's artifacts are the trial's too: scanned with the bundle (docs/bundle.md#secret-scan)
+    beside |= {f"../../{path.relative_to(root).as_posix()}": path
+               for path in sorted((root / task_artifacts.ARTIFACTS_DIR).rglob("*")) if path.is_file()}
     report = write_bundle(
         agent_dir, manifest=ctx.manifest, trial_id=status.trial_id or "", channel_id=status.channel_id or "",
         seats=ctx.seats, accounting=accounting, endpoints_redacted=redact_endpoints(ctx.endpoints),
         stack=stack, known_secrets=await _known_secrets(ctx, status), timing=timing, box=_box(ctx, status),
-        scanned_beside={f"../{trajectory.name}": trajectory} if trajectory is not None else None,
+        scanned_beside=beside,
     )
     config = _config(ctx, await _job_config(ctx))
     (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

@@ -14,6 +14,7 @@ from buzz_operator.condition.paths import REMOTE_EVIDENCE
 from buzz_operator.kube import tar
 from buzz_operator.ledger import collect_accounting
 from buzz_operator.pod import cgroup
+from buzz_operator.pod.artifacts import stage_script
 from buzz_operator.pod.shell import (
     AGENTS_END,
     EVIDENCE_ERROR,
@@ -110,6 +111,10 @@ async def collect(ctx: TrialContext, status: BuzzTrialStatus) -> Collected:
                                                    "verifiable relay state and must not be scored", spend)
     # the upload, then the verifier's dependencies, in one exec; the script records its disposition
     script = recording("container_verifier_deps", INSTALL_VERIFIER_DEPS, VERIFIER_DEPS_WORDS)
+    if entries := ctx.task.config.artifact_entries():
+        # task.toml's artifacts, copied aside before the verifier runs, as Harbor copies them
+        # (pod/artifacts.py); a copy that fails is recorded as failed, never the trial's failure
+        script = f"( {stage_script(entries)} ) >/dev/null 2>&1\n{script}"
     try:
         await upload_then(ctx, pod, "/", files, script, timeout_s=VERIFIER_DEPS_DEADLINE_S)
     except TimeoutError:

@@ -37,6 +37,7 @@ from buzz_operator.trial.drive.context import Redacted, TrialContext
 from buzz_operator.trial.drive.model_keys import read_api_keys
 from buzz_operator.trial.drive.pod_exec import sh
 from buzz_operator.trial.drive.waiting import trial_status_reporter
+from buzz_operator.trial.healthcheck import await_healthy
 from buzz_operator.trial.state import Launched
 from buzz_operator.trial.steps.stack import digests_of
 from buzz_operator.trial.steps.tenant import read_tenant_secrets, tenant_of
@@ -200,7 +201,25 @@ async def _tenant_while_starting(ctx: TrialContext, status: BuzzTrialStatus
     return await starting, handle, secrets, keys
 
 
+async def _healthy(ctx: TrialContext, pod: str) -> None:
+    """task.toml's healthcheck, passed before the agents start, as Harbor runs it before agent
+    setup (trial/healthcheck.py); each run is `sh -c` in the task container, as Harbor's Docker
+    environment runs it."""
+    check = ctx.task.config.environment.healthcheck
+    if check is None:
+        return
+
+    async def run(command: str, timeout_s: float) -> int | None:
+        try:
+            return (await sh(ctx, pod, command, timeout_s=timeout_s)).exit_code
+        except TimeoutError:
+            return None
+
+    await await_healthy(check, run, time.monotonic, asyncio.sleep)
+
+
 async def launch(ctx: TrialContext, status: BuzzTrialStatus) -> Launched:
     (pod, started), handle, secrets, keys = await _tenant_while_starting(ctx, status)
+    await _healthy(ctx, pod)
     stack = await _start_and_launch(ctx, pod, handle, secrets, keys)
     return Launched(pod=pod, stack=stack, pod_start=started)

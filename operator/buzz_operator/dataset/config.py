@@ -49,6 +49,8 @@ from buzz_operator.dataset.harbor_rules import (
 
 NetworkMode = Literal["no-network", "public", "allowlist"]
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# what useradd(8) accepts as a name
+_USER_NAME = re.compile(r"[a-z_][a-z0-9_.-]*\$?", re.IGNORECASE)
 # Harbor's collection record in a trial's artifacts/ (trial/artifact_handler.py _MANIFEST_FILENAME)
 ARTIFACT_MANIFEST = "manifest.json"
 NETWORK_PUBLIC, NETWORK_ALLOWLIST, NETWORK_NONE = "public", "allowlist", "no-network"
@@ -147,8 +149,11 @@ def _literal_env(env: dict[str, str], field: str) -> dict[str, str]:
 
 def _refuse_user(user: str | int | None, phase: str) -> str | int | None:
     if user is not None:
-        raise unsupported(f"running the {phase} as another user ({phase}.user = {user!r}): it runs as the task "
-                          "container's user")  # fmt: skip
+        # the seats' processes, their state and logs, the stack and the relay forwarder's socket
+        # all belong to the container's user; Harbor's `su` around each agent command has no
+        # counterpart for a Buzz team yet (docs/task-toml.md#users)
+        raise unsupported(f"running the {phase} as another user ({phase}.user = {user!r}): the Buzz seats run "
+                          "as the task container's user")  # fmt: skip
     return user
 
 
@@ -183,7 +188,12 @@ class VerifierSection(_PhaseNetwork):
     @field_validator("user")
     @classmethod
     def _user(cls, user: str | int | None) -> str | int | None:
-        return _refuse_user(user, "verifier")
+        """The verifier runs as this user, as Harbor's GKE environment runs it (`su`)."""
+        if isinstance(user, int) and user < 0:
+            raise invalid(f"verifier.user = {user} must be a user name or a uid of 0 or more")
+        if isinstance(user, str) and not _USER_NAME.fullmatch(user):
+            raise invalid(f"verifier.user = {user!r} is not a user name")
+        return user
 
     @field_validator("environment_mode")
     @classmethod

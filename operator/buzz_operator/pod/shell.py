@@ -247,23 +247,40 @@ def settle_then_stop(seat_ids: list[str], marker: str, settle_s: float, poll_s: 
 
 
 VERIFIER_EXIT = "@@verifier-exit "
+VERIFIER_USER_MISSING = "@@verifier-user-missing "
 # the cgroup readings around the verifier (pod/cgroup.py)
 VERIFIER_START = "verifier-start"
 VERIFIER_END = "verifier-end"
 AGENTS_END = "agents-end"
 
 
-def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None) -> str:
+def _as_user(user: str | int, command: str) -> tuple[str, str]:
+    """(a check, the command) run as ``user`` the way Harbor's GKE environment runs a command as
+    a task's user: ``su <user> -s /bin/bash -c`` (not ``su -``: the working directory stays), a
+    numeric id named through getent. The check prints VERIFIER_USER_MISSING when the image has no
+    su or no such user, which the verifier step names instead of scoring a verifier that could not
+    start."""
+    name = f"$(getent passwd {int(user)} | cut -d: -f1)" if isinstance(user, int) else shlex.quote(user)
+    check = (f'{{ u="{name}"; if [ -z "$u" ] || ! command -v su >/dev/null 2>&1 || ! id "$u" >/dev/null 2>&1; '
+             f'then echo "{VERIFIER_USER_MISSING}"{shlex.quote(str(user))} >&2; fi; chmod 0777 /logs/verifier; }} && ')  # fmt: skip
+    return check, f'su "$u" -s /bin/bash -c {shlex.quote(command)}'
+
+
+def run_verifier(timeout_s: int, env: Mapping[str, str] | None = None, user: str | int | None = None) -> str:
     """tests/test.sh with the verifier timeout and task.toml's `[verifier] env` (literal values
-    only: the loader refuses Harbor's host templates); its output kept where Harbor keeps it.
-    Its exit status goes to stderr as `@@verifier-exit N`, the container's cgroup counters before
-    and after it (pod/cgroup.py, labels VERIFIER_START and VERIFIER_END) too, and /logs/verifier
-    follows on stdout as a tar: grading reads the verifier's output in the exec that ran it."""
+    only: the loader refuses Harbor's host templates), as `[verifier] user` when it names one;
+    its output kept where Harbor keeps it. Its exit status goes to stderr as `@@verifier-exit N`,
+    the container's cgroup counters before and after it (pod/cgroup.py, labels VERIFIER_START and
+    VERIFIER_END) too, and /logs/verifier follows on stdout as a tar: grading reads the verifier's
+    output in the exec that ran it."""
     assigned = "".join(f"{shlex.quote(f'{key}={value}')} " for key, value in sorted((env or {}).items()))
+    command = f"{'env ' + assigned if assigned else ''}bash /tests/test.sh"
+    check = ""
+    if user is not None:
+        check, command = _as_user(user, command)
     return (
         f"{cgroup.read(VERIFIER_START)}\n"
-        "mkdir -p /logs/verifier && "
-        f"{'env ' + assigned if assigned else ''}timeout -k 5 {timeout_s} bash /tests/test.sh "
+        f"mkdir -p /logs/verifier && {check}timeout -k 5 {timeout_s} {command} "
         ">/logs/verifier/test-stdout.txt "
         f'2>/logs/verifier/test-stderr.txt; echo "{VERIFIER_EXIT}$?" >&2\n'
         f"{cgroup.read(VERIFIER_END)}\n"

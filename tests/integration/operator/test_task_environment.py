@@ -1,10 +1,10 @@
-"""task.toml's `[environment] env`, `workdir`, `[environment.healthcheck]` and `artifacts` on the
-real kubelet (docs/task-toml.md): the healthcheck passes (reading the variable) before the agents start, the
-agents' shell command reads the variable, and the verifier runs in the working directory with the
-variable set. A twin task without them runs the same command and test and scores 0, so the test
-can tell the fields did it. The artifacts are in the bundle, laid out as Harbor lays them out. A
-task whose healthcheck never passes fails as infra before its agents
-start (HealthcheckFailed)."""
+"""task.toml's `[environment] env`, `workdir`, `[environment.healthcheck]`, `artifacts` and
+`[verifier] user` on the real kubelet (docs/task-toml.md): the healthcheck passes (reading the
+variable) before the agents start, the agents' shell command reads the variable, and the verifier
+runs as the named user in the working directory with the variable set. A twin task without them
+runs the same command and test and scores 0, so the test can tell the fields did it. The
+artifacts are in the bundle, laid out as Harbor lays them out. A task whose healthcheck never
+passes fails as infra before its agents start (HealthcheckFailed)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.support.hungry_tasks import command_tasks
 TERMINAL = {"Succeeded", "Failed"}
 COMMAND = 'printf "$GREETING"'
 # the verifier's own check: run from the working directory, with the variable set
-CHECK = ('if [ "$(pwd)" != /srv/task ] || [ "${GREETING:-}" != "Hello, world!" ]; then reward=0; '
+CHECK = ('echo "user=$(id -un)"\nif [ "$(pwd)" != /srv/task ] || [ "${GREETING:-}" != "Hello, world!" ]; then reward=0; '
          'echo "pwd=$(pwd) GREETING=${GREETING:-unset}"; fi\necho "$reward" > "$verifier_dir/reward.txt"\n')
 
 
@@ -35,7 +35,8 @@ def _tasks() -> dict[str, str]:
     # artifacts are root keys: they go before the first table
     data["with-env__task.toml"] = 'artifacts = ["/app/hello.txt", { source = "/srv/task", destination = "work" }]\n' + toml.replace(
         "[environment]\n", '[environment]\nworkdir = "/srv/task"\nenv = { GREETING = "Hello, world!" }\n', 1
-    ) + '[environment.healthcheck]\ncommand = \'test "$GREETING" = "Hello, world!"\'\n'
+    ).replace("[verifier]\n", '[verifier]\nuser = "nobody"\n', 1) + \
+        '[environment.healthcheck]\ncommand = \'test "$GREETING" = "Hello, world!"\'\n'
     data["unhealthy__task.toml"] = toml + '[environment.healthcheck]\ncommand = "false"\nretries = 2\ninterval_sec = 1\n'
     return data
 
@@ -78,4 +79,6 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     assert "2 consecutive times" in sick.get("message", "") and not sick.get("taskEventId"), sick
     twin = next(t["metadata"]["name"] for t in trials if t["spec"]["task"] == "without-env")
     said = (store / "envs" / twin / "verifier" / "test-stdout.txt").read_text()
-    assert "GREETING=unset" in said and "pwd=/srv/task" not in said, said
+    assert "GREETING=unset" in said and "pwd=/srv/task" not in said and "user=nobody" not in said, said
+    # [verifier] user: the verifier ran as nobody, where its variables and directory still held
+    assert "user=nobody" in (store / "envs" / chosen / "verifier" / "test-stdout.txt").read_text()

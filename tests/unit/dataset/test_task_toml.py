@@ -270,6 +270,12 @@ def test_artifacts_bare_and_full(tmp_path: Path) -> None:
         "artifacts.0.destination"
 
 
+def test_verifier_user_is_honoured(tmp_path: Path) -> None:
+    assert load(tmp_path, '[verifier]\nuser = "tester"\n').config.verifier.user == "tester"
+    assert load(tmp_path / "uid", "[verifier]\nuser = 1000\n").config.verifier.user == 1000
+    assert refused(tmp_path / "bad", '[verifier]\nuser = "a b; rm"\n').field == "verifier.user"
+
+
 def test_verifier_shared_mode_is_what_runs(tmp_path: Path) -> None:
     assert load(tmp_path, '[verifier]\nenvironment_mode = "shared"\n').config.verifier.environment_mode == "shared"
 
@@ -291,7 +297,6 @@ STEP_FILES = {"steps/one/instruction.md": "Step one.\n", "steps/one/tests/test.s
         ('[environment]\nenv = { T = "${HOST_T:-x}" }', "environment.env", "T = '${HOST_T:-x}'"),
         ('[environment]\nskills_dir = "/skills"', "environment.skills_dir", "skills directory"),
         ('[agent]\nuser = "agent"', "agent.user", "as another user"),
-        ("[verifier]\nuser = 0", "verifier.user", "as another user"),
         ('[verifier]\nenvironment_mode = "separate"', "verifier.environment_mode", "separate verifier environment"),
         ("[verifier.environment]\ncpus = 1", "verifier.environment", "separate verifier environment"),
         ('[[verifier.collect]]\ncommand = "true"', "verifier.collect", "collect hooks"),

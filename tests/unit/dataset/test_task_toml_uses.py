@@ -51,12 +51,12 @@ def test_an_unset_agent_timeout_leaves_the_condition_budget_alone() -> None:
 
 def test_verifier_env_is_set_on_the_verifier_command_only_when_written(tmp_path: Path) -> None:
     assert run_verifier(30) == run_verifier(30, {})
-    assert "env " not in run_verifier(30).split("&&")[1].split("timeout")[0]
+    assert "env " not in run_verifier(30).split("&&")[1].split("bash")[0]
     task = load_task(make_task(tmp_path, toml='[verifier]\nenv = { MODE = "strict mode", Q = "it\'s $HOME" }\n'))
     command = run_verifier(30, task.config.verifier.env)
     words = shlex.split(command.split("&& ", 1)[1])
     # env(1) with each assignment one word, quoted so the shell expands nothing
-    assert words[:3] == ["env", "MODE=strict mode", "Q=it's $HOME"] and words[3:5] == ["timeout", "-k"]
+    assert words[:4] == ["timeout", "-k", "5", "30"] and words[4:7] == ["env", "MODE=strict mode", "Q=it's $HOME"]
 
 
 def test_the_grading_network_follows_allow_internet(tmp_path: Path) -> None:

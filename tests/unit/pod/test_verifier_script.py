@@ -62,3 +62,31 @@ def test_the_cgroup_is_read_before_and_after_the_verifier(tmp_path: Path) -> Non
     assert used is not None and used.cgroup in (1, 2)
     assert used.cpu_seconds is not None and used.cpu_seconds > 0
     assert used.peak_memory_mb is not None and used.peak_memory_mb > 0
+
+
+@pytest.mark.skipif(subprocess.run(["id", "-u"], capture_output=True, text=True).stdout.strip() != "0",
+                    reason="switching users needs root, as the task container's user is")
+def test_the_verifier_runs_as_the_user_task_toml_names(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`[verifier] user` as Harbor's GKE environment runs it (su, not su -); a user the image does
+    not have is named on stderr rather than run as root."""
+    import os
+    import tempfile
+
+    from buzz_operator.pod.shell import VERIFIER_USER_MISSING
+
+    for user, expected in (("nobody", "nobody"), (65534, "nobody")):
+        root = Path(tempfile.mkdtemp())
+        os.chmod(root, 0o755)  # the user must reach tests/test.sh, as in a task image
+        (root / "tests").mkdir(mode=0o755)
+        (root / "tests" / "test.sh").write_text("id -un\npwd\necho 1 > \"$(dirname \"$0\")/../logs/verifier/reward.txt\"\n")
+        script = run_verifier(30, {"MODE": "x"}, user).replace("/tests/", f"{root}/tests/").replace("/logs/", f"{root}/logs/")
+        ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60, check=False, cwd=root)
+        files = tar.unpack(ran.stdout)
+        assert files["test-stdout.txt"].decode().splitlines() == [expected, str(root)], files
+        assert files["reward.txt"] == b"1\n"
+    root = Path(tempfile.mkdtemp())
+    (root / "tests").mkdir()
+    (root / "tests" / "test.sh").write_text("true\n")
+    script = run_verifier(30, None, "no-such-user").replace("/tests/", f"{root}/tests/").replace("/logs/", f"{root}/logs/")
+    ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=60, check=False)
+    assert f"{VERIFIER_USER_MISSING}no-such-user" in ran.stderr.decode()

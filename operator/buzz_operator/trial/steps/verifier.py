@@ -17,7 +17,13 @@ from buzz_operator.kube import tar
 from buzz_operator.ledger import read_rewards
 from buzz_operator.ledger.verdict import verifier_output_broken
 from buzz_operator.pod import cgroup
-from buzz_operator.pod.shell import VERIFIER_END, VERIFIER_EXIT, VERIFIER_START, run_verifier
+from buzz_operator.pod.shell import (
+    VERIFIER_END,
+    VERIFIER_EXIT,
+    VERIFIER_START,
+    VERIFIER_USER_MISSING,
+    run_verifier,
+)
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.trial.drive.context import TrialContext
 from buzz_operator.trial.drive.pod_exec import stream_broken, upload_then
@@ -47,11 +53,16 @@ async def verify(ctx: TrialContext, pod: str) -> tuple[Graded, dict[str, bytes]]
     seconds = ctx.spec.deadlines.verifier_seconds
     try:  # tests/ copied in, run, and the output read back in one exec
         ran = await upload_then(ctx, pod, TESTS_DIR, _tests_files(ctx.task.tests_dir),
-                                run_verifier(seconds, ctx.task.config.verifier.env), timeout_s=seconds + 30)
+                                run_verifier(seconds, ctx.task.config.verifier.env, ctx.task.config.verifier.user),
+                                timeout_s=seconds + 30)
     except TimeoutError as exc:
         raise StepFailure("VerifierTimeout", f"tests/test.sh did not finish in {seconds}s") from exc
     stderr = ran.stderr.decode("utf-8", "replace")
     said = stderr.splitlines()
+    if missing := [line.removeprefix(VERIFIER_USER_MISSING) for line in said if line.startswith(VERIFIER_USER_MISSING)]:
+        # the task's own image cannot run its verifier as the user it names: not the team's zero
+        raise StepFailure("VerifierBroken", f"[verifier] user {missing[0]}: the task image has no such user, "
+                                            "or no su to switch to it (docs/task-toml.md#users)")
     exits = [line.removeprefix(VERIFIER_EXIT).strip() for line in said if line.startswith(VERIFIER_EXIT)]
     used = verifier_usage(stderr)
     if (boxed := box_failure(used, timed_out=exits[-1:] in (["124"], ["137"]))) is not None:

@@ -619,8 +619,10 @@ class TaskConfig(BaseModel):
     @classmethod
     def _steps(cls, steps: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
         if steps:
-            raise unsupported(f"multi-step tasks ([[steps]], {len(steps)} of them): a trial is one instruction, "
-                              "one agents phase and one verifier run")  # fmt: skip
+            raise unsupported(f"multi-step tasks ([[steps]], {len(steps)} of them): the corridor grades once, "
+                              "after one agents phase; Harbor posts each step's instruction, runs its verifier "
+                              "and rewards each step (multi_step_reward_strategy), which a trial's one task "
+                              "message and one grading cannot do")  # fmt: skip
         return steps
 
     @field_validator("artifacts", mode="before")

@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -137,6 +138,22 @@ OPERATOR_NAMESPACE_LABELS = {
     "pod-security.kubernetes.io/enforce-version": "latest",
     "pod-security.kubernetes.io/warn": "restricted",
 }
+
+
+TERMINAL = frozenset({"Succeeded", "Failed"})
+
+
+def settled_trials(namespace: str, count: int, deadline_s: float) -> list[dict[str, Any]]:
+    """The namespace's BuzzTrials once ``count`` of them are Succeeded or Failed, or as they are at
+    the deadline (the caller's assertions then say what is missing)."""
+    deadline = time.monotonic() + deadline_s
+    trials: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
+        if len(trials) == count and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
+            break
+        time.sleep(2)
+    return trials
 
 
 def create_namespace(name: str, labels: dict[str, str] | None = None) -> None:

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 from kopf.testing import KopfRunner
 
-from tests.support.cluster import ROOT, kubectl_json
+from tests.support.cluster import ROOT, settled_trials
 from tests.support.hungry_tasks import HUNGRY, TASK_MIB, hungry_tasks
 
-TERMINAL = {"Succeeded", "Failed"}
+
 def _sweep(make_sweep, name: str, store: Path, multiple: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
     body = make_sweep(name, store_url=f"file://{store}", tasks=list(HUNGRY), retry={"maxRetries": 1},
                       resources={"limitMultiple": multiple})
@@ -31,17 +30,6 @@ def _results(name: str, namespace: str, store: Path) -> dict:  # type: ignore[ty
     return json.loads(shown.stdout)
 
 
-def _settled(namespace: str, count: int, deadline_s: float) -> list[dict]:  # type: ignore[type-arg]
-    deadline = time.monotonic() + deadline_s
-    trials: list[dict] = []  # type: ignore[type-arg]
-    while time.monotonic() < deadline:
-        trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
-        if len(trials) == count and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
-            break
-        time.sleep(2)
-    return trials
-
-
 def test_headroom_turns_an_oom_kill_and_a_pressured_zero_into_passes(  # type: ignore[no-untyped-def]
     namespace, crds, sweep_secrets, make_sweep, tmp_path: Path
 ) -> None:
@@ -53,7 +41,7 @@ def test_headroom_turns_an_oom_kill_and_a_pressured_zero_into_passes(  # type: i
         for body in sweeps.values():
             subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
                            capture_output=True, text=True)
-        trials = _settled(namespace, 4, 900)
+        trials = settled_trials(namespace, 4, 900)
         for name in sweeps:
             subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", name, "--wait=false"],
                            capture_output=True)
@@ -102,7 +90,7 @@ def test_under_gvisor_a_process_over_the_limit_takes_the_sandbox_down(  # type: 
     with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
         subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
                        capture_output=True, text=True)
-        (trial,) = _settled(namespace, 1, 600) or [None]
+        (trial,) = settled_trials(namespace, 1, 600) or [None]
         subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "sandboxed", "--wait=false"],
                        capture_output=True)
     assert runner.exception is None, runner.output

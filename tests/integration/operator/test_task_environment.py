@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 from kopf.testing import KopfRunner
 
-from tests.support.cluster import kubectl_json
+from tests.support.cluster import settled_trials
 from tests.support.hungry_tasks import command_tasks
 
-TERMINAL = {"Succeeded", "Failed"}
 COMMAND = 'printf "$GREETING"'
 # the verifier's own check: run from the working directory, with the variable set
 CHECK = ('echo "user=$(id -un)"\nif [ "$(pwd)" != /srv/task ] || [ "${GREETING:-}" != "Hello, world!" ]; then reward=0; '
@@ -53,12 +51,7 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
         subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
                        capture_output=True, text=True)
-        deadline, trials = time.monotonic() + 600, []
-        while time.monotonic() < deadline:
-            trials = kubectl_json("-n", namespace, "get", "buzztrials")["items"]
-            if len(trials) == 3 and all((t.get("status") or {}).get("phase") in TERMINAL for t in trials):
-                break
-            time.sleep(2)
+        trials = settled_trials(namespace, 3, 600)
         subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "envs", "--wait=false"], capture_output=True)
     assert runner.exception is None, runner.output
     status = {t["spec"]["task"]: t.get("status") or {} for t in trials}

@@ -82,6 +82,7 @@ HONOURED: dict[str, Entry] = {
     "environment-env-literal": entry('[environment]\nenv = { MODE = "fast", URL = "x${HOME}y", EMPTY = "" }\n'),
     "workdir": entry('[environment]\nworkdir = "/app"\n'),
     "verifier-user": entry("[verifier]\nuser = 1000\n"),
+    "agent-user": entry('[agent]\nuser = "agent"\n'),
     "verifier-user-name": entry('[verifier]\nuser = "tester"\n'),
     "artifacts": entry('artifacts = ["/app/out.txt", { source = "/app/run", destination = "run", exclude = ["*.tmp"] }]\n'),
     "healthcheck": entry('[environment.healthcheck]\ncommand = "test -f /ready"\nretries = 5\nstart_period_sec = 2\n'),
@@ -130,7 +131,6 @@ REFUSED_BY_OPERATOR: dict[str, Entry] = {
     "environment-env": entry('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }\n'),
     "environment-env-default": entry('[environment]\nenv = { MODE = "${HOST_MODE:-fast}" }\n'),
     "skills-dir": entry('[environment]\nskills_dir = "/skills"\n'),
-    "agent-user": entry('[agent]\nuser = "agent"\n'),
     "verifier-separate": entry('[verifier]\nenvironment_mode = "separate"\n'),
     "verifier-environment": entry("[verifier.environment]\ncpus = 1\n"),
     "verifier-collect": entry('[[verifier.collect]]\ncommand = "pg_dump > /tmp/db.sql"\n'),
@@ -197,6 +197,7 @@ def assert_agrees(task: Task, harbor: dict[str, Any]) -> None:
     assert config.verifier.env == harbor["verifier_env"], where
     assert environment.env == harbor["environment_env"], where
     assert config.verifier.user == harbor["verifier_user"], where
+    assert config.agent.user == harbor["agent_user"], where
     assert environment.workdir == harbor["workdir"], where
     ours = environment.healthcheck.model_dump() if environment.healthcheck else None
     assert ours == harbor["healthcheck"], where

@@ -105,6 +105,7 @@ def read(directory: Path) -> dict[str, Any]:
             "verifier_env": dict(config.verifier.env),
             "environment_env": dict(environment.env),
             "verifier_user": config.verifier.user,
+            "agent_user": config.agent.user,
             "workdir": environment.workdir,
             "healthcheck": environment.healthcheck.model_dump() if environment.healthcheck else None,
             "artifacts": [a if isinstance(a, str) else a.model_dump() for a in config.artifacts],

@@ -147,13 +147,12 @@ def _literal_env(env: dict[str, str], field: str) -> dict[str, str]:
     return env
 
 
-def _refuse_user(user: str | int | None, phase: str) -> str | int | None:
-    if user is not None:
-        # the seats' processes, their state and logs, the stack and the relay forwarder's socket
-        # all belong to the container's user; Harbor's `su` around each agent command has no
-        # counterpart for a Buzz team yet (docs/task-toml.md#users)
-        raise unsupported(f"running the {phase} as another user ({phase}.user = {user!r}): the Buzz seats run "
-                          "as the task container's user")  # fmt: skip
+def _check_user(user: str | int | None, phase: str) -> str | int | None:
+    """A user the phase runs as (docs/task-toml.md#users): a name useradd(8) accepts, or a uid."""
+    if isinstance(user, int) and user < 0:
+        raise invalid(f"{phase}.user = {user} must be a user name or a uid of 0 or more")
+    if isinstance(user, str) and not _USER_NAME.fullmatch(user):
+        raise invalid(f"{phase}.user = {user!r} is not a user name")
     return user
 
 
@@ -167,7 +166,8 @@ class AgentSection(_PhaseNetwork):
     @field_validator("user")
     @classmethod
     def _user(cls, user: str | int | None) -> str | int | None:
-        return _refuse_user(user, "agent")
+        """The seats run as this user, through `su` (pod/launch_script.py)."""
+        return _check_user(user, "agent")
 
 
 class VerifierSection(_PhaseNetwork):
@@ -189,11 +189,7 @@ class VerifierSection(_PhaseNetwork):
     @classmethod
     def _user(cls, user: str | int | None) -> str | int | None:
         """The verifier runs as this user, as Harbor's GKE environment runs it (`su`)."""
-        if isinstance(user, int) and user < 0:
-            raise invalid(f"verifier.user = {user} must be a user name or a uid of 0 or more")
-        if isinstance(user, str) and not _USER_NAME.fullmatch(user):
-            raise invalid(f"verifier.user = {user!r} is not a user name")
-        return user
+        return _check_user(user, "verifier")
 
     @field_validator("environment_mode")
     @classmethod

@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from buzz_operator.condition.paths import REMOTE_ROOT
+from buzz_operator.condition.paths import REMOTE_PROMPTS, REMOTE_ROOT
 from buzz_operator.pod import shell
 from buzz_operator.pod.relay_ca import INSTALL_RELAY_CA
 from buzz_operator.scoring.failures import StepFailure
@@ -33,6 +33,7 @@ SEAT_COMMAND_VAR = "BUZZ_SEAT_COMMAND"
 UNPACK_FAILED = "@@unpack-exit "
 RELAY_CA_LINE = "@@relay-ca "
 SEAT_LINE = "@@seat "
+AGENT_USER_MISSING = "@@agent-user-missing "
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,26 @@ class LaunchOutcome:
     readiness: str  # await_subscribed's last line: ready | dead <seat>… | waiting <seat>…
 
 
+def _as_agent_user(user: str | int) -> str:
+    """task.toml's `[agent] user`: named (a uid through getent, as Harbor's Kubernetes
+    environment names it) and checked before any seat starts; AGENT_USER_MISSING when the image
+    has no su or no such user."""
+    name = f"$(getent passwd {int(user)} | cut -d: -f1)" if isinstance(user, int) else shlex.quote(user)
+    # the seats' prompts are 0600: theirs to read, so the user's
+    prompts = shlex.quote(REMOTE_PROMPTS)
+    return (f'u="{name}"\n'
+            'if [ -z "$u" ] || ! command -v su >/dev/null 2>&1 || ! id "$u" >/dev/null 2>&1; then '
+            f'echo "{AGENT_USER_MISSING}"{shlex.quote(str(user))}; exit 0; fi\n'
+            f'chown -R "$u" {prompts} 2>/dev/null || true')  # fmt: skip
+
+
 def script(*, read_manifest: str, files_bytes: int, seats: Sequence[tuple[str, int]], relay_ca: bool,
-           marker: str, ready_round_s: float) -> str:
+           marker: str, ready_round_s: float, agent_user: str | int | None = None) -> str:
     """The exec's script; `files_bytes` is the tar's length, `seats` each seat's id and the
-    length of its export lines, in the order they follow the tar on stdin."""
+    length of its export lines, in the order they follow the tar on stdin. With `agent_user`
+    each seat runs as that user, through `su` as Harbor's Kubernetes environment runs an agent's
+    commands (not `su -`: the working directory and the seat's variables stay; the user's HOME,
+    SHELL, USER and LOGNAME are su's), its logs written through the descriptors opened here."""
     parts = [
         shell.prepare_pod(read_manifest),
         f"head -c {files_bytes} | tar -x -o -f - -C {shlex.quote(REMOTE_ROOT)} || "
@@ -57,8 +74,12 @@ def script(*, read_manifest: str, files_bytes: int, seats: Sequence[tuple[str, i
             f'echo "{RELAY_CA_LINE}$ca"\n'
             'case "$ca" in "installed "*) ;; *) exit 0 ;; esac'
         )
+    command = f'"${SEAT_COMMAND_VAR}"'
+    if agent_user is not None:
+        parts.append(_as_agent_user(agent_user))
+        command = f"""su "$u" -s /bin/sh -c 'exec "$0"' {command}"""
     for seat_id, env_bytes in seats:
-        start = shell.launch_seat(seat_id, f'"${SEAT_COMMAND_VAR}"')
+        start = shell.launch_seat(seat_id, command)
         parts.append(
             f'out=$(eval "$(head -c {env_bytes})" || exit 125\n{start})\n'
             f'code=$?; echo "{SEAT_LINE}{seat_id} $code $(printf \'%s\\n\' "$out" | tail -n 1)"\n'
@@ -93,6 +114,10 @@ def parse(stdout: str, exit_code: int, seat_ids: Sequence[str], *, relay_ca: boo
         if not answer.removeprefix(RELAY_CA_LINE).startswith("installed "):
             raise StepFailure("StackInstallFailed", "adding spec.relay.caBundle to the agents' CA file: "
                                                     f"exit {exit_code}, answer {answer[:100]!r}")
+    if rest and rest[0].startswith(AGENT_USER_MISSING):
+        user = rest[0].removeprefix(AGENT_USER_MISSING)
+        raise StepFailure("AgentUserMissing", f"[agent] user {user}: the task image has no such user, or no su "
+                                              "to switch to it (docs/task-toml.md#users)")
     for seat_id in seat_ids:
         line = rest.pop(0) if rest and rest[0].startswith(SEAT_LINE) else ""
         words = line.split()

@@ -45,6 +45,8 @@ INFRA_REASONS = frozenset(
         # task.toml's [environment.healthcheck] never passed: the box was not ready (Harbor's
         # HealthcheckError, a sandbox failure)
         "HealthcheckFailed",
+        # task.toml's [agent] user is not in the task image (or it has no su): the team never ran
+        "AgentUserMissing",
         "AgentsExitedEarly",
         "RelayUnavailable",
         "PostgresUnavailable",
@@ -107,6 +109,7 @@ LAUNCH_REASONS = frozenset(
         "ForwarderFailed",
         "AgentsNotReady",
         "HealthcheckFailed",
+        "AgentUserMissing",
         "PromptHashMismatch",
     }
 )

@@ -1,10 +1,11 @@
 """task.toml's `[environment] env`, `workdir`, `[environment.healthcheck]`, `artifacts` and
-`[verifier] user` on the real kubelet (docs/task-toml.md): the healthcheck passes (reading the
+`[agent]`/`[verifier] user` on the real kubelet (docs/task-toml.md): the healthcheck passes (reading the
 variable) before the agents start, the agents' shell command reads the variable, and the verifier
 runs as the named user in the working directory with the variable set. A twin task without them
 runs the same command and test and scores 0, so the test can tell the fields did it. The
 artifacts are in the bundle, laid out as Harbor lays them out. A task whose healthcheck never
-passes fails as infra before its agents start (HealthcheckFailed)."""
+passes fails as infra before its agents start (HealthcheckFailed); a task naming an agent user has
+its agents' command run as that user."""
 
 from __future__ import annotations
 
@@ -23,8 +24,18 @@ CHECK = ('echo "user=$(id -un)"\nif [ "$(pwd)" != /srv/task ] || [ "${GREETING:-
          'echo "pwd=$(pwd) GREETING=${GREETING:-unset}"; fi\necho "$reward" > "$verifier_dir/reward.txt"\n')
 
 
+# the agents run as nobody: the command says who ran it, where nobody may write
+AS_NOBODY = "id -un"
+WHO_CHECK = ('reward=$(python3 -c \'import pathlib; print(int(pathlib.Path("/tmp/who.txt").read_text().strip() == '
+             '"nobody"))\' 2>/dev/null || echo 0)\necho "$reward" > "$verifier_dir/reward.txt"\n')
+
+
 def _tasks() -> dict[str, str]:
-    data = command_tasks({"with-env": COMMAND, "without-env": COMMAND, "unhealthy": COMMAND})
+    data = command_tasks({"with-env": COMMAND, "without-env": COMMAND, "unhealthy": COMMAND, "as-nobody": AS_NOBODY})
+    data["as-nobody__instruction.md"] = data["as-nobody__instruction.md"].replace("/app/hello.txt", "/tmp/who.txt")
+    data["as-nobody__task.toml"] = data["as-nobody__task.toml"].replace("[agent]\n", '[agent]\nuser = "nobody"\n', 1)
+    data["as-nobody__tests__test.sh"] = data["as-nobody__tests__test.sh"].replace(
+        'echo "$reward" > "$verifier_dir/reward.txt"\n', WHO_CHECK)
     for name in ("with-env", "without-env", "unhealthy"):
         test = data[f"{name}__tests__test.sh"]
         assert 'echo "$reward" > "$verifier_dir/reward.txt"\n' in test
@@ -45,13 +56,13 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     store = tmp_path / "store"
     subprocess.run(["kubectl", "-n", namespace, "create", "configmap", "env-tasks",
                     *(f"--from-literal={k}={v}" for k, v in _tasks().items())], check=True, capture_output=True)
-    body = make_sweep("envs", store_url=f"file://{store}", tasks=["with-env", "without-env", "unhealthy"],
+    body = make_sweep("envs", store_url=f"file://{store}", tasks=["with-env", "without-env", "unhealthy", "as-nobody"],
                       retry={"maxRetries": 0})
     body["spec"]["dataset"] = {"configMapRef": {"name": "env-tasks"}}
     with KopfRunner(["run", "--standalone", "-n", namespace, "-m", "buzz_operator.handlers"], timeout=60) as runner:
         subprocess.run(["kubectl", "-n", namespace, "apply", "-f", "-"], input=json.dumps(body), check=True,
                        capture_output=True, text=True)
-        trials = settled_trials(namespace, 3, 600)
+        trials = settled_trials(namespace, 4, 600)
         subprocess.run(["kubectl", "-n", namespace, "delete", "buzzsweep", "envs", "--wait=false"], capture_output=True)
     assert runner.exception is None, runner.output
     status = {t["spec"]["task"]: t.get("status") or {} for t in trials}
@@ -67,6 +78,8 @@ def test_task_env_and_workdir_reach_the_agents_and_the_verifier(  # type: ignore
     manifest = json.loads((collected / "manifest.json").read_text())
     assert [(e["destination"], e["type"], e["status"]) for e in manifest] == [
         ("app/hello.txt", "file", "ok"), ("work", "directory", "empty")], manifest
+    # [agent] user: the agents' command ran as nobody
+    assert (status["as-nobody"].get("phase"), status["as-nobody"].get("reward")) == ("Succeeded", 1), status
     sick = status["unhealthy"]
     assert (sick.get("phase"), sick.get("reason"), sick.get("failureClass")) == ("Failed", "HealthcheckFailed", "infra"), sick
     assert "2 consecutive times" in sick.get("message", "") and not sick.get("taskEventId"), sick

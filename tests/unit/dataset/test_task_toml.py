@@ -270,6 +270,11 @@ def test_artifacts_bare_and_full(tmp_path: Path) -> None:
         "artifacts.0.destination"
 
 
+def test_agent_user_is_honoured(tmp_path: Path) -> None:
+    assert load(tmp_path, '[agent]\nuser = "agent"\n').config.agent.user == "agent"
+    assert refused(tmp_path / "bad", "[agent]\nuser = -1\n").field == "agent.user"
+
+
 def test_verifier_user_is_honoured(tmp_path: Path) -> None:
     assert load(tmp_path, '[verifier]\nuser = "tester"\n').config.verifier.user == "tester"
     assert load(tmp_path / "uid", "[verifier]\nuser = 1000\n").config.verifier.user == 1000
@@ -296,7 +301,6 @@ STEP_FILES = {"steps/one/instruction.md": "Step one.\n", "steps/one/tests/test.s
         ('[environment]\nenv = { TOKEN = "${HOST_TOKEN}" }', "environment.env", "never passes its own environment"),
         ('[environment]\nenv = { T = "${HOST_T:-x}" }', "environment.env", "T = '${HOST_T:-x}'"),
         ('[environment]\nskills_dir = "/skills"', "environment.skills_dir", "skills directory"),
-        ('[agent]\nuser = "agent"', "agent.user", "as another user"),
         ('[verifier]\nenvironment_mode = "separate"', "verifier.environment_mode", "separate verifier environment"),
         ("[verifier.environment]\ncpus = 1", "verifier.environment", "separate verifier environment"),
         ('[[verifier.collect]]\ncommand = "true"', "verifier.collect", "collect hooks"),

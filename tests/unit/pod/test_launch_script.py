@@ -34,7 +34,7 @@ exec sleep 30
 
 def _run(tmp_path: Path, seats: dict[str, dict[str, str]], *, seat_program: str = SEAT,
          files: dict[str, tuple[bytes, int]] | None = None, relay_ca: bool = False,
-         manifest: str | None = MANIFEST) -> tuple[str, int]:
+         manifest: str | None = MANIFEST, agent_user: str | int | None = None) -> tuple[str, int]:
     root = tmp_path / "opt-buzz"
     (root / "state").mkdir(parents=True, exist_ok=True)
     if manifest is not None:
@@ -49,7 +49,7 @@ def _run(tmp_path: Path, seats: dict[str, dict[str, str]], *, seat_program: str 
             for seat, env in seats.items()]
     text = launch_script.script(read_manifest=READ_MANIFEST, files_bytes=len(archive), relay_ca=relay_ca,
                                 seats=[(seat, len(env)) for seat, env in zip(seats, envs, strict=True)],
-                                marker=MARKER, ready_round_s=5)
+                                marker=MARKER, ready_round_s=5, agent_user=agent_user)
     # the pod's paths, moved under tmp_path (the system trust store is left alone: it is present)
     text = text.replace(" /logs/", f" {tmp_path}/logs/").replace(REMOTE_ROOT, str(root))
     (root / "logs").mkdir(exist_ok=True)
@@ -130,3 +130,36 @@ def test_each_stage_fails_with_its_reason(stdout: str, code: int, reason: str, w
     assert failed.value.reason == reason
     assert words in str(failed.value)
 
+
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root, as the task container's user is")
+AS_USER = """#!/bin/sh
+{ id -un; pwd; env | grep '^SEAT_' | sort; } > "$TEST_DIR/$TEST_SEAT.env"
+echo "$MARKER_TEXT"
+exec sleep 30
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("user", ["nobody", 65534])
+def test_seats_run_as_the_agent_user_with_their_own_variables(user: str | int) -> None:
+    """`[agent] user`: each seat through su, its variables kept, its logs written through the
+    descriptors the script opened (the user could not open them itself)."""
+    import tempfile
+
+    work = Path(tempfile.mkdtemp())
+    work.chmod(0o777)  # the seat writes what it saw here, as the user
+    out, code = _run(work, {"solo-1": {"SEAT_KEY": "k-solo"}}, seat_program=AS_USER, agent_user=user)
+    assert launch_script.parse(out, code, ["solo-1"], relay_ca=False).readiness == "ready", out
+    said = (work / "solo-1.env").read_text().splitlines()
+    assert said[0] == "nobody" and said[2:] == ["SEAT_KEY=k-solo"], said
+    assert MARKER in (work / "opt-buzz" / "logs" / "solo-1.stdout.log").read_text()
+
+
+@ROOT_ONLY
+def test_an_agent_user_the_image_lacks_stops_before_the_seats(tmp_path: Path) -> None:
+    out, code = _run(tmp_path, {"solo-1": {}}, agent_user="no-such-user")
+    with pytest.raises(StepFailure) as caught:
+        launch_script.parse(out, code, ["solo-1"], relay_ca=False)
+    assert caught.value.reason == "AgentUserMissing" and "no-such-user" in caught.value.message
+    assert not (tmp_path / "opt-buzz" / "state" / "solo-1.pid").exists()

@@ -165,7 +165,8 @@ async def _start_and_launch(ctx: TrialContext, pod: str, handle: TenantHandle, s
     relay_ca = ctx.relay.ca_pem is not None
     text = launch_script.script(
         read_manifest=read_manifest_command(ctx.spec.stack_source), files_bytes=len(archive), relay_ca=relay_ca, marker=marker,
-        seats=[(seat_id, len(env)) for seat_id, env in zip(waiting, envs, strict=True)], ready_round_s=READY_ROUND_S)
+        seats=[(seat_id, len(env)) for seat_id, env in zip(waiting, envs, strict=True)], ready_round_s=READY_ROUND_S,
+        agent_user=ctx.task.config.agent.user)
     try:
         async with asyncio.timeout(READY_TIMEOUT_S):
             result = await sh(ctx, pod, text, env={launch_script.SEAT_COMMAND_VAR: BUZZ_ACP},

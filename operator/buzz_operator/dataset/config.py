@@ -211,8 +211,9 @@ class VerifierSection(_PhaseNetwork):
     @classmethod
     def _collect(cls, collect: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if collect:
-            raise unsupported("verifier collect hooks ([[verifier.collect]]): they run in compose services, "
-                              "and the operator runs no compose environment")  # fmt: skip
+            raise unsupported("verifier collect hooks ([[verifier.collect]]): they run commands in compose "
+                              "services before collection, and the operator grades from the task container "
+                              "alone")  # fmt: skip
         return collect
 
 
@@ -260,8 +261,8 @@ class ArtifactSection(_Section):
     @classmethod
     def _service(cls, service: str | None) -> str | None:
         if service not in (None, "main"):
-            raise unsupported(f"artifacts from a compose service (service = {service!r}): a trial is one "
-                              "container's pod")  # fmt: skip
+            raise unsupported(f"artifacts from a compose service (service = {service!r}): artifacts are "
+                              "collected from the task container, where the agents ran")  # fmt: skip
         return service
 
 

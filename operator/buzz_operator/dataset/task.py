@@ -6,8 +6,8 @@ optional solution/ (the oracle's solve.sh).
 
 Read as Harbor 0.25.0's `Task` reads it (docs/task-toml.md): Harbor's name is `[task].name`
 where task.toml sets it, else the folder's (`harbor_name`); the instruction loses its leading
-canary lines; a compose environment (environment/docker-compose.yaml) is refused, since a trial
-is one pod.
+canary lines; a compose environment (environment/docker-compose.yaml) is read as Harbor runs it
+and checked for one pod (dataset/compose.py, docs/task-toml.md#compose).
 """
 
 from __future__ import annotations
@@ -19,6 +19,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from buzz_operator.dataset.compose import (
+    COMPOSE_FILE,
+    IGNORED_COMPOSE_FILE,
+    Compose,
+    ComposeError,
+    Service,
+    parse_compose,
+)
 from buzz_operator.dataset.config import BuzzSpec, TaskConfig
 from buzz_operator.dataset.digest import tree_digest
 from buzz_operator.dataset.errors import TaskError
@@ -31,8 +39,6 @@ ENVIRONMENT = "environment"
 SOLUTION = "solution"
 DOCKERFILE = "Dockerfile"
 TEST_SCRIPT = "test.sh"
-# Harbor runs environment/docker-compose.yaml as a compose stack (several containers).
-COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 # OCI distribution spec: one path component of a repository name.
 _REPOSITORY_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
@@ -72,6 +78,7 @@ class Task:
     tests_dir: Path
     environment_dir: Path
     solution_dir: Path | None = field(default=None)
+    compose: Compose | None = field(default=None)
 
     @property
     def harbor_name(self) -> str:
@@ -95,6 +102,21 @@ class Task:
             raise TaskError(f"image repository for {self.name!r} in dataset {dataset!r} is empty once sanitised",
                             source=self.path)  # fmt: skip
         return f"{registry.rstrip('/')}/{repository}:{self.env_digest[:16]}"
+
+    def service_image_ref(self, service: Service, registry: str, dataset: str) -> str:
+        """The image a compose service runs: its `image` as written, or for a `build` the
+        operator's name `<registry>/<dataset>-<task>-<service>:<digest of its context>`, which
+        the user builds and pushes like a task's own (docs/task-images.md)."""
+        if service.build is None:
+            return str(service.image)
+        repository = repository_name(dataset, f"{self.short_name}-{service.name}")
+        digest = tree_digest(self.environment_dir / service.build.context)
+        return f"{registry.rstrip('/')}/{repository}:{digest[:16]}"
+
+    def images(self, registry: str, dataset: str) -> list[str]:
+        """Every image a trial of this task runs: the task's, then each compose service's."""
+        services = self.compose.services if self.compose is not None else ()
+        return [self.image_ref(registry, dataset), *(self.service_image_ref(s, registry, dataset) for s in services)]
 
 
 def _read_config(path: Path) -> TaskConfig:
@@ -161,13 +183,10 @@ def load_task(path: Path | str) -> Task:
 
     config = _read_config(root / CONFIG)
     environment_dir = root / ENVIRONMENT
-    for compose in COMPOSE_FILES:
-        if (environment_dir / compose).is_file():
-            raise TaskError(
-                "compose environments are not supported: Harbor would run this docker compose stack, and a "
-                "trial is a single pod (write one environment/Dockerfile, or environment.docker_image)",
-                source=environment_dir / compose,
-            )
+    if (environment_dir / IGNORED_COMPOSE_FILE).is_file():
+        raise TaskError(f"Harbor reads only environment/{COMPOSE_FILE} and would run this task without this file: "
+                        f"rename it to {COMPOSE_FILE}, or remove it", source=environment_dir / IGNORED_COMPOSE_FILE)
+    compose = _read_compose(environment_dir, config)
     if config.environment.docker_image is None and not (environment_dir / DOCKERFILE).is_file():
         # Without either there is nothing to run the trial in; say so at load time, not at
         # image build time inside the cluster.
@@ -187,4 +206,19 @@ def load_task(path: Path | str) -> Task:
         tests_dir=root / TESTS,
         environment_dir=environment_dir,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
+        compose=compose,
     )
+
+
+def _read_compose(environment_dir: Path, config: TaskConfig) -> Compose | None:
+    path = environment_dir / COMPOSE_FILE
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TaskError(f"not UTF-8 text: {error}", source=path) from error
+    try:
+        return parse_compose(text, task_env=config.environment.env, environment_dir=environment_dir)
+    except ComposeError as error:
+        raise TaskError(error.reason, source=path, field=error.field) from error

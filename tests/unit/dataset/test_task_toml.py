@@ -327,10 +327,10 @@ def test_multi_step_tasks_are_refused_naming_steps(tmp_path: Path) -> None:
     assert refused(tmp_path / "bad", 'multi_step_reward_strategy = "best"\n').field == "multi_step_reward_strategy"
 
 
-@pytest.mark.parametrize("compose", ["docker-compose.yaml", "docker-compose.yml"])
-def test_compose_environments_are_refused(tmp_path: Path, compose: str) -> None:
-    error = refused(tmp_path, "", extra={f"environment/{compose}": "services: {}\n"})
-    assert error.source.endswith(f"environment/{compose}") and "compose environments are not supported" in str(error)
+def test_a_compose_environment_is_read_with_the_task(tmp_path: Path) -> None:
+    # the file's own checks: tests/unit/dataset/test_compose.py
+    task = load(tmp_path, "", extra={"environment/docker-compose.yaml": "services:\n  db:\n    image: redis:7\n"})
+    assert task.compose is not None and [s.name for s in task.compose.services] == ["db"]
 
 
 def test_verifier_env_names_must_be_variable_names(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from buzz_operator.api.common import (
     StatusModel,
     Timestamp,
 )
+from buzz_operator.api.compose import TaskCompose
 from buzz_operator.api.rules import exactly_one, rule, validations
 from buzz_operator.api.secret_text import OptionalStatusText, StatusText
 from buzz_operator.api.shown import SHOWN_DESCRIPTION, Shown, shown
@@ -201,6 +202,11 @@ class BuzzTrialSpec(
         None, pattern=r"^/",
         description="task.toml [environment] workdir: the task container's working directory, replacing the "
                     "image's WORKDIR for every command.",
+    )
+    compose: TaskCompose | None = Field(
+        None,
+        description="environment/docker-compose.yaml: the services that run as containers beside the task "
+                    "container (docs/task-toml.md#compose).",
     )
     deadlines: TrialDeadlines = Field(description="Per-step deadlines.")
     retry: RetryPolicy = Field(

@@ -111,11 +111,13 @@ def images(
 
     The operator builds no image: a task's `environment.docker_image` is pulled as it is; a task
     with only `environment/Dockerfile` runs `<registry>/<dataset>-<task>:<digest of environment/>`,
-    which you build from the context shown and push before the sweep starts.
+    which you build from the context shown and push before the sweep starts. A compose service
+    (`<task>/<service>`) runs its `image`, or for a `build` `<registry>/<dataset>-<task>-<service>:<digest
+    of its context>` (docs/task-toml.md#compose).
     """
     try:
         tasks = load_dataset(directory)
-        rows = [_image_row(task, registry, name) for task in tasks]
+        rows = [row for task in tasks for row in [_image_row(task, registry, name), *_service_rows(task, registry, name)]]
     except TaskError as error:
         fail(str(error))
     if not rows:
@@ -123,7 +125,9 @@ def images(
 
     def table(console: Any) -> None:
         for row in rows:
-            built = f"build {row['context']}" if row["provided_by"] == BUILT else "pull as named in task.toml"
+            built = (f"build {row['context']}" if row["provided_by"] in (BUILT, SERVICE_BUILT)
+                     else "pull as named in docker-compose.yaml" if row["provided_by"] == SERVICE_IMAGE
+                     else "pull as named in task.toml")
             console.print(f"{row['task']:<28} {row['image']}  ({built})")
 
     emit(rows, output, table=table, csv_rows=[["task", "image", "provided_by", "context"]]
@@ -131,6 +135,7 @@ def images(
 
 
 PINNED, BUILT = "environment.docker_image", "environment/Dockerfile"
+SERVICE_IMAGE, SERVICE_BUILT = "compose image", "compose build"
 
 
 def _image_row(task: Task, registry: str, dataset: str) -> dict[str, Any]:
@@ -138,6 +143,17 @@ def _image_row(task: Task, registry: str, dataset: str) -> dict[str, Any]:
     return {"task": task.name, "image": task.image_ref(registry, dataset),
             "provided_by": PINNED if pinned else BUILT,
             "context": None if pinned else str(task.environment_dir.resolve())}
+
+
+def _service_rows(task: Task, registry: str, dataset: str) -> list[dict[str, Any]]:
+    """One row per compose service, named `<task>/<service>` (docs/task-toml.md#compose)."""
+    rows = []
+    for service in task.compose.services if task.compose is not None else ():
+        context = (task.environment_dir / service.build.context).resolve() if service.build is not None else None
+        rows.append({"task": f"{task.name}/{service.name}", "image": task.service_image_ref(service, registry, dataset),
+                     "provided_by": SERVICE_BUILT if context is not None else SERVICE_IMAGE,
+                     "context": str(context) if context is not None else None})
+    return rows
 
 
 @app.callback()

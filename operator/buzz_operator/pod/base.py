@@ -129,6 +129,7 @@ def hardened_pod(
     grace_seconds: int,
     runtime_class_name: str | None = None,
     image_pull_secrets: Sequence[str] = (),
+    host_aliases: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The v1 Pod: the hardened skeleton around the caller's containers.
 
@@ -151,6 +152,8 @@ def hardened_pod(
         spec["runtimeClassName"] = runtime_class_name
     if image_pull_secrets:
         spec["imagePullSecrets"] = [{"name": secret} for secret in image_pull_secrets]
+    if host_aliases:  # a compose task's service names (pod/services.py)
+        spec["hostAliases"] = [copy.deepcopy(alias) for alias in host_aliases]
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -14,7 +14,10 @@ One pod per try (docs/corridor.md#the-pod):
   relay's canonical URL authority (the relay binds tenants to the Host header). As a sidecar it
   is started before the task container and stopped after it, so no step ever runs while the
   relay path is missing, and a forwarder crash is restarted by the kubelet instead of leaving the
-  pod half-alive. A relay URL pods can route to is dialled directly, and the pod has no forwarder.
+  pod half-alive. A relay URL pods can route to is dialled directly, and the pod has no forwarder;
+- a compose task's services, native sidecars after the forwarder, each started (and healthy, where
+  it has a healthcheck) before the next and before `task`, every name resolving to the pod
+  (pod/services.py).
 
 Its labels say which egress it gets (docs/egress.md): `bench.buzz.dev/phase=agents` from
 creation, so the chart's agents-phase NetworkPolicy (relay, model endpoints, DNS) selects it while
@@ -49,6 +52,7 @@ from buzz_operator.pod.base import (
     restricted_container,
     task_image_container,
 )
+from buzz_operator.pod.services import host_aliases, mounts, service_containers, service_volumes
 from buzz_operator.pod.stack_install import IMAGE_ROOT, install_command
 
 STACK_VOLUME = "buzz-stack"
@@ -204,9 +208,10 @@ def task_container(spec: BuzzTrialSpec, extra_mounts: list[dict[str, str]]) -> d
     """The task image kept alive for exec, with /logs and the given mounts; task.toml's literal
     environment and working directory on the container, which every exec inherits (Harbor sets
     them on each command it runs in the environment)."""
+    compose = mounts(spec.compose, spec.compose.task_mounts) if spec.compose is not None else []
     container = task_image_container("task", spec.image, spec.image_pull_policy.value,
                                      resources=task_resources(spec.resources),
-                                     mounts=[*extra_mounts, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
+                                     mounts=[*extra_mounts, *compose, {"name": LOGS_VOLUME, "mountPath": LOGS_MOUNT}])
     if spec.task_env:
         container["env"] = [{"name": name, "value": value} for name, value in spec.task_env.items()]
     if spec.working_dir:
@@ -248,12 +253,13 @@ def build_trial_pod(
         labels=pod_labels(trial_labels, trial_name, retry, spec.queue_name),
         owner=owner_reference("BuzzTrial", trial_name, trial_uid),
         init_containers=[*stack_init(source, pull, cpu=task_resources(spec.resources)["requests"]["cpu"]),
-                         *forwarder],
+                         *forwarder, *service_containers(spec.compose, pull)],
         containers=[task_container(spec, stack_mounts(source))],
-        volumes=[*stack_volumes(source, pull), *empty_dirs(LOGS_VOLUME)],
+        volumes=[*stack_volumes(source, pull), *empty_dirs(LOGS_VOLUME), *service_volumes(spec.compose)],
         grace_seconds=10,
         runtime_class_name=spec.runtime_class_name,
         image_pull_secrets=pull_secret_names(spec),
+        host_aliases=host_aliases(spec.compose),
     )
 
 
@@ -265,8 +271,9 @@ def build_grading_pod(
     *, trial_name: str, trial_uid: str, namespace: str, generation: int, spec: BuzzTrialSpec,
     trial_labels: Mapping[str, str], network: str = NETWORK_NONE,
 ) -> dict[str, Any]:
-    """A pod for re-running the verifier on recorded evidence: the task image alone, kept alive
-    for exec like the trial pod's `task` container, with no agents, no relay and no Secret."""
+    """A pod for re-running the verifier on recorded evidence: the task image kept alive for exec
+    like the trial pod's `task` container, with no agents, no relay and no Secret — and a compose
+    task's services, started afresh, so a verifier that talks to them finds them."""
     # in the grading phase from the start: the chart's grading policies give it the egress the
     # task allows its verifier, as they give a trial pod after its agents stopped (docs/egress.md)
     pod_labels_ = {**trial_labels, labels.TRIAL: trial_name, labels.COMPONENT: "grading-pod",
@@ -276,9 +283,11 @@ def build_grading_pod(
         namespace=namespace,
         labels=pod_labels_,
         owner=owner_reference("BuzzTrial", trial_name, trial_uid),
+        init_containers=service_containers(spec.compose, spec.image_pull_policy.value),
         containers=[task_container(spec, [])],
-        volumes=empty_dirs(LOGS_VOLUME),
+        volumes=[*empty_dirs(LOGS_VOLUME), *service_volumes(spec.compose)],
         grace_seconds=5,
         runtime_class_name=spec.runtime_class_name,
         image_pull_secrets=pull_secret_names(spec),
+        host_aliases=host_aliases(spec.compose),
     )

@@ -18,6 +18,7 @@ from buzz_operator.api.sweep import BuzzSweepSpec, Headroom
 from buzz_operator.api.trial import BuzzTrialSpec, TrialResources
 from buzz_operator.condition.manifest import ExperimentManifest
 from buzz_operator.dataset.task import Task
+from buzz_operator.sweep.compose_spec import task_compose, task_environment, task_working_dir
 from buzz_operator.sweep.planner import PlannedTrial
 from buzz_operator.trial.deadlines import step_deadlines
 
@@ -99,8 +100,9 @@ def build_trial_spec(
         endpoints=roster_endpoints(manifest),
         resources=trial_resources(task, manifest, sweep.cpu_request_fraction, headroom=sweep.resources,
                                   default_limit_multiple=default_limit_multiple),
-        task_env=dict(task.config.environment.env) or None,
-        working_dir=task.config.environment.workdir,
+        task_env=task_environment(task),
+        working_dir=task_working_dir(task),
+        compose=task_compose(task, sweep.task_image_registry, dataset),
         deadlines=deadlines,
         retry=sweep.retry,
     )

@@ -44,6 +44,8 @@ HARBOR_EXCEPTION_TYPES: Mapping[str, str] = {
     "RelayUnavailable": "HealthcheckError",
     # task.toml's own healthcheck: Harbor's very name
     "HealthcheckFailed": "HealthcheckError",
+    # a compose service that crashed or never became healthy (Harbor's `up --wait` fails on its health)
+    "ServiceFailed": "HealthcheckError",
     "PostgresUnavailable": "HealthcheckError",
     # the agent processes ended before DONE: (Harbor: non-zero agent exit, unclassified but named)
     "AgentsExitedEarly": "NonZeroAgentExitCodeError",

@@ -57,6 +57,18 @@ def _sidecar_names(pod: dict[str, Any]) -> set[str]:
     return {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
 
 
+def _service_names(pod: dict[str, Any]) -> set[str]:
+    """A compose task's services (pod/services.py): the sidecars that are not the forwarder."""
+    return _sidecar_names(pod) - {"forwarder"}
+
+
+def _failed(pod: dict[str, Any], name: str | None, reason: str, detail: str) -> PodState:
+    """A container's failure; a compose service's is the task environment's (ServiceFailed)."""
+    if name in _service_names(pod):
+        return PodState(False, "ServiceFailed", f"compose service {detail}")
+    return PodState(False, reason, detail)
+
+
 def _oom_killed(pod: dict[str, Any]) -> PodState | None:
     """A container the kernel killed for memory, now or in its last run: the box's limit decided,
     not the team (docs/resources.md#oom), and it comes before any other container's crash, which
@@ -90,15 +102,16 @@ def pod_state(pod: dict[str, Any] | None) -> PodState:
         if reason in PULL_FAILURES:
             return PodState(False, "ImagePullFailed", detail)
         if reason in CRASHES:
-            return PodState(False, "ContainerCrashed", detail)
+            return _failed(pod, container.get("name"), "ContainerCrashed", detail)
         terminated = (container.get("state") or {}).get("terminated") or {}
         if terminated and terminated.get("exitCode", 0) != 0:
             # the last line of its termination message: the stack install says there why it
             # refused the image (pod/stack_install.py)
             said = ([line for line in str(terminated.get("message") or "").splitlines() if line.strip()] or [""])[-1]
-            return PodState(False, "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
-                            f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}"
-                            + (f": {said.strip()[:200]}" if said else ""))
+            return _failed(pod, container.get("name"),
+                           "ContainerCrashed" if container.get("name") != "stack" else "StackInstallFailed",
+                           f"{container.get('name')} exited {terminated.get('exitCode')}: {terminated.get('reason')}"
+                           + (f": {said.strip()[:200]}" if said else ""))
     if phase in ("Succeeded", "Failed"):
         return PodState(False, "PodLost", f"the trial pod ended ({phase})")
     if phase == "Running":

@@ -36,6 +36,9 @@ INFRA_REASONS = frozenset(
         "ErrImagePull",
         "ImagePullBackOff",
         "ContainerCrashed",
+        # a compose service's container crashed or its healthcheck never passed: the task's
+        # environment was not there for the team (docs/task-toml.md#compose)
+        "ServiceFailed",
         # a container of the trial pod killed by the kernel at its memory limit: the sandbox's
         # size decided, so it is retried and never graded (docs/resources.md#oom)
         "OOMKilled",
@@ -92,7 +95,7 @@ _CLASSES: dict[str, FailureClass] = {
 # in it, so after the run these start a fresh try instead of retrying the step in place
 # (docs/failures.md#classes).
 POD_GONE_REASONS = frozenset(
-    {"PodLost", "PodEvicted", "PodDeleted", "NodeLost", "Preempted", "ContainerCrashed", "OOMKilled"}
+    {"PodLost", "PodEvicted", "PodDeleted", "NodeLost", "Preempted", "ContainerCrashed", "OOMKilled", "ServiceFailed"}
 )
 
 # Failures before the task message was posted mean the team never started ("launch" in

@@ -73,3 +73,16 @@ def test_a_sandbox_killed_for_memory_is_oom_killed_though_its_sidecar_crash_loop
     assert pod_state(pod).reason == "OOMKilled"
     # a crash loop with no OOM kill behind it stays a crash
     assert pod_state(_pod(looping, RUNNING)).reason == "ContainerCrashed"
+
+
+def test_a_compose_service_that_keeps_failing_is_the_environments_failure() -> None:
+    # a service whose startup probe (its compose healthcheck) never passes is killed and started
+    # again until the kubelet backs off: ServiceFailed, naming the service (docs/task-toml.md#compose)
+    pod = _pod(RUNNING, {"waiting": {"reason": "PodInitializing"}})
+    pod["spec"]["initContainers"].append({"name": "db", "restartPolicy": "Always"})
+    pod["status"]["initContainerStatuses"].append(
+        {"name": "db", "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}}})
+    state = pod_state(pod)
+    assert (state.reason, state.message) == ("ServiceFailed", "compose service db: CrashLoopBackOff: back-off 20s")
+    pod["status"]["initContainerStatuses"][-1]["state"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
+    assert pod_state(pod).reason == "ServiceFailed"

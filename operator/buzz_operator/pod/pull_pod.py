@@ -2,9 +2,10 @@
 dict; docs/registry.md#images-pulled-ahead).
 
 Kubernetes has no API to pull an image; a pod is the portable way, as every pre-puller does. It
-runs `sh -c true` in the image: every image a trial uses runs `sh` already (the task container's
-keep-alive, the stack install, the forwarder's image), and a run that fails after the pull still
-leaves the image on the node, which is all this pod is for. It is pinned to its node by the node's
+runs `sh -c true` in the image: the task container's keep-alive, the stack install and the
+forwarder's image run `sh` already, and a compose service's image that has none fails only after
+the pull (sweep/prepull.py counts a container the kubelet made as pulled), which still leaves the
+image on the node, all this pod is for. It is pinned to its node by the node's
 hostname label, so the scheduler still checks that it fits; it carries the sweep's pull Secrets,
 so the pull authenticates as the trials' will, and asks for little."""
 

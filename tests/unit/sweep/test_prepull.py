@@ -85,3 +85,18 @@ def test_a_pull_pod_is_read_as_pulling_pulled_or_failed() -> None:
     denied = {**pod, "status": {"containerStatuses": [{"state": {"waiting": {
         "reason": "ErrImagePull", "message": "failed to resolve image: 401 Unauthorized"}}}]}}
     assert pull_state(denied) == PullPod(pod["metadata"]["name"], "r/t:1", "n1", PullState.FAILED, PULL_DENIED)
+
+
+def test_the_next_trials_compose_services_are_pulled_ahead_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from buzz_operator.dataset.task import load_task
+    from buzz_operator.sweep.drive.prepull import next_task_images
+    from buzz_operator.sweep.planner import plan_trials
+
+    from tests.unit.dataset.task_factory import make_task
+
+    task = load_task(make_task(tmp_path, extra={"environment/docker-compose.yaml": "services:\n  db:\n    image: redis:7\n"}))
+    read = SimpleNamespace(tasks=[task], spec=SimpleNamespace(task_image_registry="r.local/tasks"), dataset="d")
+    upcoming = plan_trials("s", "u", "0" * 64, [task.name], 1)
+    assert next_task_images(read, upcoming) == [task.image_ref("r.local/tasks", "d"), "redis:7"]  # type: ignore[arg-type]

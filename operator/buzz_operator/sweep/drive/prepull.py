@@ -65,8 +65,10 @@ async def clear_pull_pods(kube: Kube, namespace: str, sweep: str) -> int:
 
 
 def next_task_images(read: SweepInputs, upcoming: Sequence[PlannedTrial]) -> list[str]:
+    """The next trials' images: each task's, then its compose services' (docs/task-toml.md#compose)."""
     by_name = {t.name: t for t in read.tasks}
-    return [by_name[p.task].image_ref(read.spec.task_image_registry, read.dataset) for p in upcoming if p.task in by_name]
+    return [image for p in upcoming if p.task in by_name
+            for image in by_name[p.task].images(read.spec.task_image_registry, read.dataset)]
 
 
 async def prepull(tick: Tick, read: SweepInputs, planned: Plan, *, warm: int = 0) -> ImagesStatus | None:

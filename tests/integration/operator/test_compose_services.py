@@ -80,6 +80,9 @@ def test_compose_services_run_beside_the_task_and_resolve_by_name(  # type: igno
     assert (status["with-web"].get("phase"), status["with-web"].get("reward")) == ("Succeeded", 1), status
     # the twin: no service named web, the same command fails, the same test scores 0
     assert (status["without-web"].get("phase"), status["without-web"].get("reward")) == ("Succeeded", 0), status
+    # how long the pod took to run every container, the service's healthcheck included (a figure, not asserted)
+    print("pod start (s): with a healthchecked service", (status["with-web"].get("podStart") or {}).get("seconds"),
+          "| without", (status["without-web"].get("podStart") or {}).get("seconds"))
     sick = status["sick-web"]
     assert (sick.get("phase"), sick.get("reason"), sick.get("failureClass")) == ("Failed", "ServiceFailed", "infra"), sick
     assert "compose service web" in sick.get("message", "") and not sick.get("taskEventId"), sick

@@ -77,3 +77,24 @@ def test_images_refuses_a_bad_task(runner: CliRunner, tmp_path: Path) -> None:
     (broken / "task.toml").write_text("[environment]\n")
     result = runner.invoke(app, ["dataset", "images", str(tmp_path / "broken"), "--name", "b"])
     assert result.exit_code == 1 and "environment/Dockerfile" in result.stderr
+
+
+def test_images_lists_each_compose_service(runner: CliRunner, tmp_path: Path) -> None:
+    task = tmp_path / "tb" / "with-db"
+    (task / "tests").mkdir(parents=True)
+    (task / "environment" / "api").mkdir(parents=True)
+    (task / "instruction.md").write_text("do it\n")
+    (task / "tests" / "test.sh").write_text("exit 0\n")
+    (task / "task.toml").write_text('[environment]\ndocker_image = "ghcr.io/org/tb-main:1.0"\n')
+    (task / "environment" / "api" / "Dockerfile").write_text("FROM python:3.12-slim\n")
+    (task / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  db:\n    image: postgres:16\n  api:\n    build: ./api\n")
+    result = runner.invoke(app, ["dataset", "images", str(tmp_path / "tb"), "--name", "tb",
+                                 "--registry", "registry.example/x", "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    rows = {row["task"]: row for row in json.loads(result.stdout)}
+    assert rows["with-db/db"] == {"task": "with-db/db", "image": "postgres:16", "provided_by": "compose image",
+                                  "context": None}
+    api = rows["with-db/api"]
+    assert api["provided_by"] == "compose build" and api["context"] == str((task / "environment" / "api").resolve())
+    assert api["image"].startswith("registry.example/x/tb-with-db-api:")

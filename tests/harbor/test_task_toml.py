@@ -8,7 +8,7 @@ env and the instruction (docs/task-toml.md). Harbor's code decides every figure
 operator's own defaults where Harbor requests nothing.
 
 A directory Harbor refuses is refused by the project too. A directory Harbor accepts that the
-operator cannot run faithfully (GPUs, Windows, compose, multi-step, …) is refused by the project
+operator cannot run faithfully (GPUs, Windows, a privileged compose service, multi-step, …) is refused by the project
 with an error naming the field and saying the operator does not support it."""
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ HONOURED: dict[str, Entry] = {
     "single-step-strategy": entry('multi_step_reward_strategy = "final"\n'),
     "empty-lists": entry("artifacts = []\n[environment]\nmcp_servers = []\nenv = {}\n[verifier]\ncollect = []\n"),
     "unknown-keys": entry('future_root = 1\n[environment]\nfuture_knob = "x"\n'),
+    "compose": entry("", {"environment/docker-compose.yaml":
+                          "services:\n  main:\n    build: .\n  db:\n    image: postgres:16\n"}),
     "canary": entry("", {"instruction.md": "<!-- harbor-canary GUID 1234 -->\n# canary line\n\nDo the thing.\n"}),
 }
 
@@ -137,7 +139,10 @@ REFUSED_BY_OPERATOR: dict[str, Entry] = {
     "verifier-env-template": entry('[verifier]\nenv = { API = "${API_KEY:-none}" }\n'),
     "multi-step": entry('[[steps]]\nname = "one"\n', STEP),
     "artifacts-from-a-service": entry('artifacts = [{ source = "/dump.sql", service = "db" }]\n'),
-    "compose": entry("", {"environment/docker-compose.yaml": "services:\n  main:\n    build: .\n"}),
+    "compose-privileged": entry("", {"environment/docker-compose.yaml":
+                                     "services:\n  db:\n    image: postgres:16\n    privileged: true\n"}),
+    "compose-bind-mount": entry("", {"environment/docker-compose.yaml":
+                                     "services:\n  db:\n    image: postgres:16\n    volumes: [./data:/data]\n"}),
     # Harbor drops a size that is not a string without a word; the operator refuses it
     "memory-not-a-string": entry("[environment]\nmemory = 4096\n"),
 }

@@ -326,7 +326,7 @@ def _volume_mounts(value: Any, where: str, volumes: Mapping[str, Any], *, main: 
         if main and target.rstrip("/") in ("/logs/agent", "/logs/verifier", "/logs/artifacts"):
             continue  # Harbor's legacy log mounts: /logs is the pod's own
         if kind != "volume" or not source:
-            raise ComposeError(here, f"{entry!r}: only named volumes are supported (a {kind} mount reads the "
+            raise ComposeError(here, f"{entry!r} is not supported: only named volumes are (a {kind} mount reads the "
                                      "machine running the trial, or leaves the volume unnamed)")
         if source not in volumes:
             raise ComposeError(here, f"volume {source!r} is not declared under the top-level volumes")
@@ -408,7 +408,17 @@ def _check_keys(service: Mapping[str, Any], where: str, allowed: set[str]) -> No
         if key in _REFUSED:
             raise ComposeError(f"{where}.{key}", f"is not supported: {_REFUSED[key]}")
         if key not in allowed and key not in _LEFT and not str(key).startswith("x-"):
-            raise ComposeError(f"{where}.{key}", "is not a compose service key the operator knows")
+            raise ComposeError(f"{where}.{key}", "is not supported: not a compose service key the operator knows")
+
+
+def _own_build(build: Any) -> bool:
+    """`main`'s build as Harbor's own file writes it: environment/ (`.` or `${CONTEXT_DIR}`) and
+    its Dockerfile — the task's own image, which the sweep already runs."""
+    if isinstance(build, str):
+        build = {"context": build}
+    if not isinstance(build, dict) or set(build) - {"context", "dockerfile"}:
+        return False
+    return str(build.get("context", ".")).rstrip("/") in ("", ".") and build.get("dockerfile", "Dockerfile") == "Dockerfile"
 
 
 def _main(raw: Mapping[str, Any], variables: Mapping[str, str], volumes: Mapping[str, Any]) -> dict[str, Any]:
@@ -422,20 +432,24 @@ def _main(raw: Mapping[str, Any], variables: Mapping[str, str], volumes: Mapping
                              "deploy", "cpus", "mem_limit", "healthcheck", "user", "entrypoint"})
     for key in ("healthcheck", "user", "entrypoint"):
         if key in raw:
-            raise ComposeError(f"{where}.{key}", {
+            raise ComposeError(f"{where}.{key}", "is not supported: " + {
                 "healthcheck": "main runs only the keep-alive; write [environment.healthcheck] in task.toml",
                 "user": "write [agent] user and [verifier] user in task.toml",
                 "entrypoint": "main runs the keep-alive, as in Harbor's own compose file"}[key])
-    for key in ("image", "build", "command"):
-        if key in raw and "${" not in str(raw[key]) and key != "command":
-            raise ComposeError(f"{where}.{key}", "main's image is the task's: write [environment] docker_image or "
-                                                 "environment/Dockerfile")
+    if "image" in raw and "${" not in str(raw["image"]):
+        raise ComposeError(f"{where}.image", "is not supported: main's image is the task's own; write "
+                                             "[environment] docker_image")
+    if "build" in raw and not _own_build(_interpolated(raw["build"], variables, f"{where}.build", harbor=True)):
+        raise ComposeError(f"{where}.build", "is not supported: main is built from environment/ and its Dockerfile, "
+                                             "as Harbor's own compose file builds it")
     if "command" in raw and _words(_interpolated(raw["command"], variables, f"{where}.command", harbor=True),
                                    f"{where}.command") not in (("sh", "-c", "sleep infinity"), ("sleep", "infinity")):
-        raise ComposeError(f"{where}.command", "main runs the keep-alive (sleep infinity), as in Harbor's own compose file")
+        raise ComposeError(f"{where}.command", "is not supported: main runs the keep-alive (sleep infinity), as in "
+                                               "Harbor's own compose file")
     for key in ("deploy", "cpus", "mem_limit"):
         if key in raw and "${" not in str(raw[key]):
-            raise ComposeError(f"{where}.{key}", "main's resources are task.toml's [environment] cpus and memory_mb")
+            raise ComposeError(f"{where}.{key}", "is not supported: main's resources are task.toml's [environment] "
+                                                 "cpus and memory_mb")
     kept = {k: v for k, v in raw.items() if k not in (*_MAIN_HARBOR_KEYS, "deploy", "cpus", "mem_limit")}
     if isinstance(kept.get("volumes"), list):  # Harbor's own log mounts, named by its variables: /logs is the pod's
         kept["volumes"] = [v for v in kept["volumes"] if not any(f"{{{name}" in str(v) for name in HARBOR_VARIABLES)]
@@ -550,12 +564,12 @@ def parse_compose(text: str, *, task_env: Mapping[str, str], environment_dir: Pa
         raise ComposeError("", "must be a mapping with services")
     for key in document:
         if key in ("networks", "secrets", "configs", "include"):
-            raise ComposeError(key, {"networks": "every service shares the trial pod's network",
-                                     "secrets": "compose secrets are host files",
-                                     "configs": "compose configs are host files",
-                                     "include": "include reads other compose files"}[key])
+            raise ComposeError(key, "is not supported: " + {"networks": "every service shares the trial pod's network",
+                                                            "secrets": "compose secrets are host files",
+                                                            "configs": "compose configs are host files",
+                                                            "include": "include reads other compose files"}[key])
         if key not in ("version", "name", "services", "volumes") and not str(key).startswith("x-"):
-            raise ComposeError(str(key), "is not a top-level compose key the operator knows")
+            raise ComposeError(str(key), "is not supported: not a top-level compose key the operator knows")
     raw_services = document.get("services") or {}
     raw_volumes = document.get("volumes") or {}
     if not isinstance(raw_services, dict):

@@ -137,8 +137,8 @@ def test_bad_durations_and_sizes_name_the_field() -> None:
     ("cap_add: [NET_ADMIN]", "services.db.cap_add", "capabilities"),
     ("devices: [/dev/fuse]", "services.db.devices", "devices"),
     ("env_file: db.env", "services.db.env_file", "environment"),
-    ("volumes: [./data:/data]", "services.db.volumes[0]", "named volumes"),
-    ("volumes: [/var/run/docker.sock:/var/run/docker.sock]", "services.db.volumes[0]", "named volumes"),
+    ("volumes: [./data:/data]", "services.db.volumes[0]", "only named volumes"),
+    ("volumes: [/var/run/docker.sock:/var/run/docker.sock]", "services.db.volumes[0]", "only named volumes"),
     ("user: postgres", "services.db.user", "numeric"),
     ("frobnicate: 1", "services.db.frobnicate", "knows"),
     ("environment: [HOME]", "services.db.environment.HOME", "no value"),
@@ -160,6 +160,8 @@ def test_what_one_pod_cannot_run_is_refused_naming_the_key(tmp_path: Path, servi
     ("services:\n  web:\n    build: ../outside\n", "services.web.build.context"),
     ("services:\n  web:\n    build: {context: ./api, dockerfile: Missing}\n", "services.web.build.dockerfile"),
     ("services:\n  main:\n    image: ubuntu:24.04\n", "services.main.image"),
+    ("services:\n  main:\n    build: ./api\n", "services.main.build"),
+    ("services:\n  main:\n    build: {context: ., dockerfile: Other}\n", "services.main.build"),
     ("services:\n  main:\n    command: python app.py\n", "services.main.command"),
     ("services:\n  main:\n    healthcheck: {test: 'true'}\n", "services.main.healthcheck"),
     ("services:\n  main:\n    cpus: 4\n", "services.main.cpus"),
@@ -206,3 +208,10 @@ def test_the_yml_spelling_harbor_skips_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TaskError) as caught:
         load_task(root)
     assert caught.value.source.endswith("docker-compose.yml") and "rename it" in str(caught.value)
+
+
+def test_mains_own_build_is_the_task_image(tmp_path: Path) -> None:
+    # Harbor's own file builds main from environment/ (${CONTEXT_DIR}); a task file that says the same is read
+    for build in (".", "./", "{context: .}", "{context: '${CONTEXT_DIR}', dockerfile: Dockerfile}"):
+        compose = parse(tmp_path, f"services:\n  main:\n    build: {build}\n  db:\n    image: redis:7\n")
+        assert [s.name for s in compose.services] == ["db"], build

@@ -1,0 +1,1 @@
+"""Leadership: which of the operator's replicas runs the handlers (docs/leadership.md)."""

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
+import socket
+from collections.abc import Coroutine
+from typing import Any
 
 import kopf
 
@@ -21,7 +25,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--metrics", default=DEFAULT_METRICS, help="HOST:PORT serving Prometheus /metrics (off by default)")
     parser.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON")
     parser.add_argument("--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--leader-election", action="store_true",
+                        help="run the handlers only while holding the Lease (several replicas; docs/leadership.md)")
+    parser.add_argument("--lease-name", default="buzz-operator", help="the Lease's name")
+    parser.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE", ""),
+                        help="the Lease's namespace (default: $POD_NAMESPACE, else the first --namespace)")
     return parser.parse_args(argv)
+
+
+def identity() -> str:
+    """This replica's name in the Lease: its pod's (the chart passes POD_NAME), else host and pid."""
+    return os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+async def run(args: argparse.Namespace) -> None:
+    """kopf over the handlers; with --leader-election only once this replica leads, and never
+    after it stopped leading: losing the Lease ends the process at once (a handler still running
+    could otherwise act beside the new leader's), and the kubelet starts it again as a standby."""
+    def operator() -> Coroutine[Any, Any, None]:
+        return kopf.operator(standalone=True, clusterwide=args.all_namespaces or not args.namespace,
+                             namespaces=args.namespace, liveness_endpoint=args.liveness or None)
+
+    if not args.leader_election:
+        await operator()
+        return
+    from buzz_operator.kube.client import connect
+    from buzz_operator.leadership import standby
+    from buzz_operator.leadership.elector import Elector
+
+    namespace = args.lease_namespace or (args.namespace[0] if args.namespace else "default")
+    kube = await connect()
+    elector = Elector(kube, namespace, args.lease_name, identity())
+    waiting = await standby.serve(args.liveness)
+    try:
+        await elector.acquire()
+    finally:
+        await standby.stop(waiting)
+
+    def lost(why: str) -> None:
+        logging.getLogger("buzz_operator").error("no longer the leader (%s): stopping at once", why)
+        logging.shutdown()
+        os._exit(1)
+
+    holding = asyncio.create_task(elector.hold(lost))
+    try:
+        await operator()
+    finally:
+        holding.cancel()
+        await elector.release()
+        await kube.close()
 
 
 def configure_logging(*, json_format: bool, verbose: bool) -> None:
@@ -45,12 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.metrics:
         metrics.serve(args.metrics)
     logging.getLogger("buzz_operator").setLevel(logging.DEBUG if args.verbose else logging.INFO)
-    asyncio.run(kopf.operator(
-        standalone=True,
-        clusterwide=args.all_namespaces or not args.namespace,
-        namespaces=args.namespace,
-        liveness_endpoint=args.liveness or None,
-    ))
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

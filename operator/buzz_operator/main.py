@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import socket
 from collections.abc import Coroutine
 from typing import Any
@@ -38,6 +39,27 @@ def identity() -> str:
     return os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
+async def _until_stopped(waiting: Coroutine[Any, Any, None]) -> bool:
+    """Await ``waiting``; False when SIGTERM or SIGINT came first (kopf handles them itself once
+    it runs, but a standby runs no kopf and should stop cleanly, exit 0, like a leader)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    task, stopped = asyncio.ensure_future(waiting), asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        stopped.cancel()
+    if task.done():
+        task.result()
+        return True
+    task.cancel()
+    return False
+
+
 async def run(args: argparse.Namespace) -> None:
     """kopf over the handlers; with --leader-election only once this replica leads, and never
     after it stopped leading: losing the Lease ends the process at once (a handler still running
@@ -50,17 +72,20 @@ async def run(args: argparse.Namespace) -> None:
         await operator()
         return
     from buzz_operator.kube.client import connect
-    from buzz_operator.leadership import standby
-    from buzz_operator.leadership.elector import Elector
+    from buzz_operator.leadership.drive import standby
+    from buzz_operator.leadership.drive.elector import Elector
 
     namespace = args.lease_namespace or (args.namespace[0] if args.namespace else "default")
     kube = await connect()
     elector = Elector(kube, namespace, args.lease_name, identity())
     waiting = await standby.serve(args.liveness)
     try:
-        await elector.acquire()
+        leading = await _until_stopped(elector.acquire())
     finally:
         await standby.stop(waiting)
+    if not leading:  # SIGTERM while standing by: nothing to hand over
+        await kube.close()
+        return
 
     def lost(why: str) -> None:
         logging.getLogger("buzz_operator").error("no longer the leader (%s): stopping at once", why)

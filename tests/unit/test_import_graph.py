@@ -25,7 +25,7 @@ TIERS: tuple[frozenset[str], ...] = tuple(frozenset(tier) for tier in (
     {"condition", "dataset", "ledger", "storage", "scoring"},
     {"pod"},
     {"kube", "relay"},
-    {"inputs", "results"},
+    {"inputs", "results", "leadership"},
     {"trial"},
     {"preflight"},
     {"sweep"},

@@ -1,4 +1,4 @@
-"""A standby's liveness endpoint (leadership/standby.py): a real socket, answered 200 until the
+"""A standby's liveness endpoint (leadership/drive/standby.py): a real socket, answered 200 until the
 replica leads, then closed so kopf can take the address."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from buzz_operator.leadership import standby
+from buzz_operator.leadership.drive import standby
 
 
 def _free_port() -> int:

@@ -32,16 +32,25 @@ from tests.integration.chart.conftest import (
     kubectl_json,
     sample_sweep,
 )
+from tests.support.hungry_tasks import slow_tasks
 from tests.unit.chart.chartlib import granted, render, restricted_violations, selects
 
 SWEEP = "chart-oracle"
-TASKS = ["hello-file"]
-TTL_S = 20
+# hello-file whose answer takes SLOW_S: the trial still runs when the rolling upgrade has made a new
+# pod the leader (a new pod Ready before each old one stops, about 30-50 s here), so the new leader
+# resumes it; hello-file itself ends within the rollout, under the old leader
+SLOW_S = 75
+TASKS = ["slow-1"]
+# long enough to outlast the rolling upgrade (a new pod Ready before each old one stops), which the
+# one-trial sweep may finish within, before the test reads the completed sweep
+TTL_S = 90
 # Granted but not exercised on Kubernetes 1.20: from 1.30 on (KEP-4006) exec over websockets is
 # authorized as `create` on pods/exec, where 1.20 authorizes the same request as `get`.
 # `delete` on buzztrials is spec.rerun's (tests/integration/operator/test_resume_rerun.py), which
 # the chart's sample sweep does not ask for.
-UNEXERCISED = {("", "pods/exec", "create"), ("bench.buzz.dev", "buzztrials", "delete")}
+UNEXERCISED = {("", "pods/exec", "create"), ("bench.buzz.dev", "buzztrials", "delete"),
+               # granted for a Lease deleted by hand; the chart makes it (docs/leadership.md)
+               ("coordination.k8s.io", "leases", "create")}
 # read only for a trial pod still waiting on its node after kube/pods.py's REPORT_AFTER_S (the image
 # it pulls, for status.waiting), which a pod of local images may or may not be
 MAYBE_EXERCISED = {("", "events", "list"),
@@ -79,6 +88,7 @@ class Run:
     relay_keys_kept: bool = False
     values: list[str] = field(default_factory=list)
     graded_pods: list[str] = field(default_factory=list)  # pods seen labelled phase=grading
+    replicas: list[dict[str, Any]] = field(default_factory=list)  # the operator pods after the upgrade
 
 
 def wait_for(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
@@ -90,9 +100,11 @@ def wait_for(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped
     raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
-def scrape(namespace: str, fullname: str) -> Samples:
-    """/metrics through the metrics Service's ClusterIP (kube-proxy serves it to the host too)."""
-    ip = kubectl("-n", namespace, "get", "service", f"{fullname}-metrics", "-o", "jsonpath={.spec.clusterIP}")
+def scrape(namespace: str, release: str) -> Samples:
+    """/metrics of the leading replica, at its pod IP (the metrics Service would also pick the
+    standby, which runs no handler and counts no trial)."""
+    leader = wait_for(lambda: operator_pod(namespace, release), 60, "the leading operator pod")
+    ip = leader["status"]["podIP"]
     last: Exception | None = None
     for _ in range(30):
         try:
@@ -103,7 +115,7 @@ def scrape(namespace: str, fullname: str) -> Samples:
             last = error
             time.sleep(1)
     else:
-        raise AssertionError(f"metrics of {fullname} not reachable: {last}")
+        raise AssertionError(f"metrics of {release} not reachable: {last}")
     out: Samples = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -126,7 +138,10 @@ def merge(a: dict[Any, float], b: dict[Any, float]) -> dict[Any, float]:
 
 
 def operator_pod(namespace: str, release: str) -> dict[str, Any] | None:
+    """The leading replica (docs/leadership.md): the Ready operator pod the Lease names."""
     selector = f"app.kubernetes.io/instance={release},app.kubernetes.io/component=operator"
+    lease = kubectl_json("-n", namespace, "get", "lease", f"{release}-buzz-operator")
+    holder = (lease.get("spec") or {}).get("holderIdentity")
     pods = kubectl_json("-n", namespace, "get", "pods", "-l", selector)["items"]
     ready = [
         p
@@ -134,7 +149,12 @@ def operator_pod(namespace: str, release: str) -> dict[str, Any] | None:
         if not p["metadata"].get("deletionTimestamp")
         and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
     ]
-    return ready[0] if len(ready) == 1 else None
+    return next((p for p in ready if p["metadata"]["name"] == holder), None)
+
+
+def operator_pods(namespace: str, release: str) -> list[dict[str, Any]]:
+    selector = f"app.kubernetes.io/instance={release},app.kubernetes.io/component=operator"
+    return kubectl_json("-n", namespace, "get", "pods", "-l", selector)["items"]
 
 
 def helm_cmd(helm: Path, *args: str) -> str:
@@ -196,7 +216,12 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         ["kubectl", "-n", ns, "get", "pods", "--watch", "-o", "name", "-l",
          "app.kubernetes.io/component=trial-pod,bench.buzz.dev/phase=grading"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    apply(ns, sample_sweep(SWEEP, r.fullname, tasks=TASKS, ttl_s=TTL_S))
+    subprocess.run(["kubectl", "-n", ns, "create", "configmap", "chart-tasks",
+                    *(f"--from-literal={k}={v}" for k, v in slow_tasks(1, SLOW_S).items())],
+                   check=True, capture_output=True)
+    sweep = sample_sweep(SWEEP, r.fullname, tasks=TASKS, ttl_s=TTL_S)
+    sweep["spec"]["dataset"] = {"configMapRef": {"name": "chart-tasks"}}
+    apply(ns, sweep)
 
     def trial_in_flight() -> tuple[dict[str, Any], dict[str, Any]] | None:
         # launching: its pod exists while the status may still say Pending (entering
@@ -211,10 +236,10 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         return None
 
     trial, r.trial_pod = wait_for(trial_in_flight, 240, "a trial launching or running")
-    before = scrape(ns, r.fullname)
+    before = scrape(ns, release)
     r.upgraded_during = (trial.get("status") or {}).get("phase", "Pending")
     relay_keys = kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
-    # a changed value while the trial runs: Recreate stops the old operator, the new one resumes
+    # a changed value while the trial runs: the rolled pods take over from the leader, which releases the Lease
     helm_cmd(
         helm,
         "upgrade",
@@ -229,11 +254,15 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         "--timeout",
         "180s",
     )
-    second = wait_for(
-        lambda: (p := operator_pod(ns, release)) and p["metadata"]["uid"] != first["metadata"]["uid"] and p,
-        120,
-        "the upgraded operator pod",
-    )
+    def upgraded_leader() -> dict[str, Any] | None:
+        # the rolled pods lead once the old leader released the Lease (the other old pod may lead
+        # in between, until the rollout stops it too)
+        pod = operator_pod(ns, release)
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]} if pod else {}
+        return pod if pod and env.get("BUZZ_SWEEP_INTERVAL_S") == "3" else None
+
+    second = wait_for(upgraded_leader, 120, "the upgraded operator pod to lead")
+    r.replicas = operator_pods(ns, release)
     r.operator_pods.append(second)
     r.relay_keys_kept = (
         relay_keys == kubectl_json("-n", ns, "get", "secret", f"{r.fullname}-dev-relay")["data"]
@@ -249,7 +278,7 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
                             if line.strip()})
     r.trials = kubectl_json("-n", ns, "get", "buzztrials")["items"]
     time.sleep(4)  # one more sweep tick so the gauges hold the final status
-    r.metrics_at_complete = scrape(ns, r.fullname)
+    r.metrics_at_complete = scrape(ns, release)
     r.logs = kubectl("-n", ns, "logs", second["metadata"]["name"])
     r.events = [
         e
@@ -268,7 +297,7 @@ def run(helm: Path, chart_namespace: str, relay_dsn: str, crds: None) -> Iterato
         "the finished sweep and its trials to be deleted by their TTL",
     )
     time.sleep(2)
-    after = scrape(ns, r.fullname)
+    after = scrape(ns, release)
     r.resumed_patches = sum(
         v
         for (g, res, verb, _), v in api_calls(after).items()
@@ -303,6 +332,17 @@ def test_sample_sweep_completes_through_the_in_cluster_operator(run: Run) -> Non
     assert all(
         t["status"]["bundleURL"].startswith("file:///var/lib/buzz-operator/bundles/") for t in run.trials
     )
+
+
+def test_two_replicas_run_and_one_leads(run: Run) -> None:
+    """docs/leadership.md: the chart's two replicas, one holding the Lease, both Ready (the standby
+    answers its liveness probe without running kopf)."""
+    live = [p for p in run.replicas if not p["metadata"].get("deletionTimestamp")]
+    assert len(live) == 2, [p["metadata"]["name"] for p in run.replicas]
+    leader = run.operator_pods[-1]["metadata"]["name"]
+    assert leader in {p["metadata"]["name"] for p in live}
+    budget = kubectl_json("-n", run.namespace, "get", "pdb", run.fullname)
+    assert budget["spec"]["minAvailable"] == 1
 
 
 def test_upgrade_rolled_the_operator_and_the_running_trial_went_on(run: Run) -> None:
@@ -446,7 +486,7 @@ def test_uninstall_leaves_nothing_behind(run: Run, helm: Path) -> None:
             ns,
             "get",
             "deploy,rs,pods,svc,endpoints,secrets,configmaps,serviceaccounts,"
-            "roles,rolebindings,networkpolicies",
+            "roles,rolebindings,networkpolicies,leases,poddisruptionbudgets",
             "-l",
             selector,
             "-o",

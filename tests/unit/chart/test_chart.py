@@ -48,10 +48,12 @@ def test_lint_strict(files: tuple[Path, ...]) -> None:
 
 
 @pytest.mark.parametrize("files", VALUE_SETS.values(), ids=VALUE_SETS.keys())
-def test_every_object_has_kind_name_and_an_api_both_1_20_and_current_serve(files: tuple[Path, ...]) -> None:
+def test_every_object_has_kind_name_and_an_api_both_1_29_and_current_serve(files: tuple[Path, ...]) -> None:
     served = {
         "v1",
         "apps/v1",
+        "policy/v1",
+        "coordination.k8s.io/v1",
         "rbac.authorization.k8s.io/v1",
         "networking.k8s.io/v1",
         "apiextensions.k8s.io/v1",
@@ -144,15 +146,16 @@ def test_rbac_has_no_wildcards_and_no_write_access_beyond_the_operators_objects(
         ("", "pods/exec"),
         ("", "secrets"),
         ("", "events"),
+        ("coordination.k8s.io", "leases"),  # the leader's Lease (docs/leadership.md)
     }, writes
     assert not [r for r in rules if r[2] in ("update", "deletecollection", "escalate", "bind", "impersonate")]
 
 
 def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wide() -> None:
     docs = render(values={"watch": {"allNamespaces": False, "namespaces": ["team-a", "team-b"]}})
-    roles = of_kind(docs, "Role")
+    roles = without_leader(of_kind(docs, "Role"))
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]
-    assert sorted(b["metadata"]["namespace"] for b in of_kind(docs, "RoleBinding")) == ["team-a", "team-b"]
+    assert sorted(b["metadata"]["namespace"] for b in without_leader(of_kind(docs, "RoleBinding"))) == ["team-a", "team-b"]
     [cluster_role] = of_kind(docs, "ClusterRole")
     assert granted([cluster_role]) == {
         ("apiextensions.k8s.io", "customresourcedefinitions", "list"),
@@ -170,6 +173,11 @@ def test_namespaced_mode_binds_roles_per_namespace_and_only_scanning_cluster_wid
     assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "NetworkPolicy")) == ["team-a"] * 4 + ["team-b"] * 4
 
 
+def without_leader(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sweep namespaces' Roles and bindings: not the release namespace's for the Lease (leadership.yaml)."""
+    return [d for d in docs if not d["metadata"]["name"].endswith("-leader")]
+
+
 SECRET_RULES = {("", "secrets", verb) for verb in ("get", "list", "create", "delete")}
 
 
@@ -181,21 +189,21 @@ def test_cluster_wide_mode_uses_one_cluster_role_and_reads_secrets_only_where_sw
     assert ("", "namespaces", "list") not in granted(docs)  # kopf lists namespaces only in namespaced mode
     # no ClusterRole may read the cluster's Secrets: a Role per sweep namespace grants them
     assert not granted(of_kind(docs, "ClusterRole")) & SECRET_RULES
-    roles = of_kind(docs, "Role")
+    roles = without_leader(of_kind(docs, "Role"))
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]  # trialNetworkPolicy's
     assert all(granted([r]) == SECRET_RULES for r in roles)
-    bindings = of_kind(docs, "RoleBinding")
+    bindings = without_leader(of_kind(docs, "RoleBinding"))
     assert sorted((b["metadata"]["namespace"], b["roleRef"]["name"]) for b in bindings) == [
         ("team-a", "rel-buzz-operator-secrets"), ("team-b", "rel-buzz-operator-secrets")]
 
 
 def test_cluster_wide_secret_namespaces_and_the_explicit_opt_in() -> None:
     listed = render(CLUSTER_WIDE, values={"rbac": {"create": True, "secretNamespaces": ["bench"]}})
-    assert [r["metadata"]["namespace"] for r in of_kind(listed, "Role")] == ["bench"]
+    assert [r["metadata"]["namespace"] for r in without_leader(of_kind(listed, "Role"))] == ["bench"]
     alone = render(values={"watch": {"allNamespaces": True}})
-    assert [r["metadata"]["namespace"] for r in of_kind(alone, "Role")] == ["buzz"]  # the release namespace
+    assert [r["metadata"]["namespace"] for r in without_leader(of_kind(alone, "Role"))] == ["buzz"]  # the release namespace
     opted_in = render(CLUSTER_WIDE, values={"rbac": {"create": True, "clusterWideSecrets": True}})
-    assert not of_kind(opted_in, "Role") and not of_kind(opted_in, "RoleBinding")
+    assert not without_leader(of_kind(opted_in, "Role")) and not without_leader(of_kind(opted_in, "RoleBinding"))
     assert granted(of_kind(opted_in, "ClusterRole")) >= SECRET_RULES
     # the same calls are granted either way, so the integration test's used-vs-granted check holds for both
     assert granted(listed) == granted(opted_in)
@@ -204,7 +212,7 @@ def test_cluster_wide_secret_namespaces_and_the_explicit_opt_in() -> None:
 def test_namespaced_mode_grants_secrets_in_each_served_namespace_only() -> None:
     docs = render(values={"watch": {"allNamespaces": False, "namespaces": ["team-a"]},
                           "rbac": {"create": True, "clusterWideSecrets": True}})
-    [role] = of_kind(docs, "Role")
+    [role] = without_leader(of_kind(docs, "Role"))
     assert granted([role]) >= SECRET_RULES and not granted(of_kind(docs, "ClusterRole")) & SECRET_RULES
 
 
@@ -242,7 +250,9 @@ def test_the_restricted_check_can_fail() -> None:
 def test_operator_deployment_shape() -> None:
     [deployment] = of_kind(render(), "Deployment")
     spec = deployment["spec"]
-    assert spec["replicas"] == 1 and spec["strategy"] == {"type": "Recreate"}
+    # two replicas, one leading (docs/leadership.md): a new pod may start before the old one stops
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     pod = spec["template"]["spec"]
     [container] = pod["containers"]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
@@ -513,7 +523,8 @@ def test_without_a_claim_bundles_have_no_volume_and_file_storage_is_refused() ->
 
 @pytest.mark.parametrize(
     ("bundles", "claim"),
-    [({"existingClaim": "evidence"}, "evidence"), ({"claim": {"create": True}}, "rel-buzz-operator-bundles")],
+    [({"existingClaim": "evidence"}, "evidence"),
+     ({"claim": {"create": True, "accessMode": "ReadWriteMany"}}, "rel-buzz-operator-bundles")],
     ids=["existing-claim", "chart-claim"],
 )
 def test_a_claim_holds_file_bundles(bundles: dict[str, Any], claim: str) -> None:
@@ -527,6 +538,7 @@ def test_a_claim_holds_file_bundles(bundles: dict[str, Any], claim: str) -> None
         [pvc] = created
         assert pvc["metadata"]["name"] == claim and pvc["spec"]["resources"]["requests"]["storage"] == "20Gi"
         assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"  # evidence outlives the release
+        assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]  # whichever replica leads mounts it
     else:
         assert not created
 
@@ -548,3 +560,44 @@ def test_bad_chart_values_of_the_corpus_are_refused_naming_the_value(case: Any) 
     result = helm(*args, check=False)
     assert result.returncode != 0, f"{case.id} was rendered"
     assert case.field in result.stderr, f"{case.id}: {result.stderr!r} does not name {case.field}"
+
+
+def test_leader_election_lease_role_and_disruption_budget() -> None:
+    docs = render()
+    [lease] = of_kind(docs, "Lease")
+    assert lease["metadata"]["name"] == "rel-buzz-operator" and lease["metadata"]["namespace"] == "buzz"
+    [role] = [r for r in of_kind(docs, "Role") if r["metadata"]["name"] == "rel-buzz-operator-leader"]
+    assert role["metadata"]["namespace"] == "buzz"
+    named = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                      "resourceNames": ["rel-buzz-operator"], "verbs": ["get", "patch"]}]
+    [budget] = of_kind(docs, "PodDisruptionBudget")
+    assert budget["spec"]["minAvailable"] == 1
+    [deployment] = of_kind(docs, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    assert {"--leader-election", "--lease-name=rel-buzz-operator", "--lease-namespace=buzz"} <= set(args)
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+
+
+def test_one_replica_without_leader_election_is_the_old_shape() -> None:
+    docs = render(values={"operator": {"replicas": 1, "leaderElection": {"enabled": False}}})
+    [deployment] = of_kind(docs, "Deployment")
+    assert deployment["spec"]["replicas"] == 1 and deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert not of_kind(docs, "Lease") and not of_kind(docs, "PodDisruptionBudget")
+    assert "--leader-election" not in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+@pytest.mark.parametrize(("values", "complaint"), [
+    ({"operator": {"replicas": 2, "leaderElection": {"enabled": False}}}, "needs operator.leaderElection.enabled"),
+    ({"bundles": {"claim": {"create": True}}}, "bundles.claim.accessMode"),
+])
+def test_several_replicas_need_the_lease_and_a_claim_every_node_can_mount(values: dict[str, Any],
+                                                                          complaint: str) -> None:
+    args = ["template", "rel", str(CHART)]
+    for key, value in values.items():
+        args += ["--set-json", f"{key}={json.dumps(value)}"]
+    result = helm(*args, check=False)
+    assert result.returncode != 0 and complaint in result.stderr, result.stderr

@@ -1,5 +1,5 @@
 """coordination.k8s.io Leases as the API server's JSON: read, created, and patched only over the
-version read (a 409 says another replica wrote it first). Used by leadership/elector.py."""
+version read (a 409 says another replica wrote it first). Used by leadership/drive/elector.py."""
 
 from __future__ import annotations
 

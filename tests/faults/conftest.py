@@ -117,3 +117,108 @@ async def wait_for(predicate, timeout_s: float, what: str, poll: float = 1.0):  
             return value
         await asyncio.sleep(poll)
     raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+class TrialPodWatch:
+    """Every trial pod of a namespace seen while it runs, by name with each uid it had: a name seen
+    with two uids is a pod made twice (polled every half second, so every pod that lives longer)."""
+
+    def __init__(self, kube, namespace: str) -> None:  # type: ignore[no-untyped-def]
+        import asyncio
+        from collections import defaultdict
+
+        self.kube, self.namespace = kube, namespace
+        self.seen: dict[str, set[str]] = defaultdict(set)
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _watch(self) -> None:
+        import asyncio
+
+        while not self._stop.is_set():
+            listed = await self.kube.core.list_namespaced_pod(
+                self.namespace, label_selector="app.kubernetes.io/component=trial-pod")
+            for pod in listed.items:
+                self.seen[pod.metadata.name].add(pod.metadata.uid)
+            await asyncio.sleep(0.5)
+
+    def start(self) -> None:
+        import asyncio
+
+        self._task = asyncio.create_task(self._watch())
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+    @property
+    def duplicates(self) -> int:
+        return sum(len(uids) - 1 for uids in self.seen.values())
+
+    def twice(self) -> dict[str, set[str]]:
+        return {name: uids for name, uids in self.seen.items() if len(uids) > 1}
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A settled sweep's trials counted: their names, how many ended, scored 1.0, and each one's tries."""
+
+    names: list[str]
+    terminal: int
+    scored: int
+    tries: dict[str, int]
+
+
+def tally(trials: list[dict]) -> Tally:  # type: ignore[type-arg]
+    return Tally(
+        names=[t["metadata"]["name"] for t in trials],
+        terminal=sum(t["status"]["phase"] in TERMINAL for t in trials),
+        scored=sum(t["status"].get("reward") == 1.0 for t in trials),
+        tries={t["metadata"]["name"]: t["status"].get("retries", 0) + 1 for t in trials},
+    )
+
+
+class OperatorProcess:
+    """The `buzz-operator` console script as a child process we can SIGKILL, logging to
+    ``<workdir>/<name>.log`` (each start marked `--- start N`), with the short sweep and janitor
+    intervals the fault tests run at; ``args`` and ``env`` are added to its own."""
+
+    def __init__(self, namespace: str, workdir: Path, *, name: str = "operator", args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None) -> None:
+        self.namespace, self.workdir, self.name = namespace, workdir, name
+        self.args, self.env = args, env or {}
+        self.log_path = workdir / f"{name}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        import sys
+
+        script = os.path.join(os.path.dirname(sys.executable), "buzz-operator")
+        (self.workdir / self.name).mkdir(exist_ok=True)
+        env = {**os.environ, "BUZZ_WORKDIR": str(self.workdir / self.name), "BUZZ_SWEEP_INTERVAL_S": "2",
+               "BUZZ_JANITOR_INTERVAL_S": "10", **self.env}
+        with self.log_path.open("a") as log:
+            log.write(f"--- start {self.starts + 1}\n")
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen([script, "-n", self.namespace, "--liveness", "", *self.args], stdout=log,
+                                         stderr=subprocess.STDOUT, env=env)
+        self.starts += 1
+
+    def kill(self) -> None:
+        import signal
+
+        assert self.proc is not None and self.proc.poll() is None, f"{self.name} died on its own"
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> int:
+        """SIGTERM, and its exit code (0 for a clean stop)."""
+        import signal
+
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            return int(self.proc.returncode)
+        self.proc.send_signal(signal.SIGTERM)
+        return int(self.proc.wait(timeout=60))

@@ -11,12 +11,7 @@ leader's first write to a BuzzTrial or BuzzSweep (docs/leadership.md#measured).
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import asyncpg
@@ -24,7 +19,7 @@ from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.kube import leases
 from buzz_operator.kube.client import Kube
 
-from .conftest import list_trials, settled, wait_for
+from .conftest import OperatorProcess, TrialPodWatch, list_trials, settled, tally, wait_for
 
 TASKS = ["hello-file", "user-mention", "reply-to-thread", "create-channel-invite-users", "multiline-message"]
 ATTEMPTS = 2  # 10 trials
@@ -39,37 +34,10 @@ def _phase(trial: dict) -> str:  # type: ignore[type-arg]
     return str((trial.get("status") or {}).get("phase") or "Pending")
 
 
-class Replica:
-    """`buzz-operator --leader-election` as a child process named ``name`` in the Lease."""
-
-    def __init__(self, name: str, namespace: str, workdir: Path) -> None:
-        self.name, self.namespace, self.workdir, self.proc = name, namespace, workdir, None
-        self.log_path = workdir / f"operator-{name}.log"
-        self.starts = 0
-
-    def start(self) -> None:
-        script = os.path.join(os.path.dirname(sys.executable), "buzz-operator")
-        env = {**os.environ, "BUZZ_WORKDIR": str(self.workdir / self.name), "BUZZ_SWEEP_INTERVAL_S": "2",
-               "BUZZ_JANITOR_INTERVAL_S": "10", "POD_NAME": self.name}
-        (self.workdir / self.name).mkdir(exist_ok=True)
-        with self.log_path.open("a") as log:
-            log.write(f"--- start {self.starts + 1}\n")
-        self.proc = subprocess.Popen([script, "-n", self.namespace, "--liveness", "", "--leader-election",
-                                      "--lease-name", LEASE, "--lease-namespace", self.namespace],
-                                     stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT, env=env)
-        self.starts += 1
-
-    def kill(self) -> None:
-        assert self.proc is not None and self.proc.poll() is None, f"replica {self.name} died on its own"
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            return int(self.proc.returncode)
-        self.proc.send_signal(signal.SIGTERM)
-        return int(self.proc.wait(timeout=60))
+def replica(name: str, namespace: str, workdir: Path) -> OperatorProcess:
+    """`buzz-operator --leader-election`, named ``name`` in the Lease."""
+    return OperatorProcess(namespace, workdir, name=name, env={"POD_NAME": name},
+                           args=("--leader-election", "--lease-name", LEASE, "--lease-namespace", namespace))
 
 
 async def _holder(kube: Kube, namespace: str) -> str | None:
@@ -101,24 +69,15 @@ async def test_the_standby_takes_over_when_the_leader_is_sigkilled(  # type: ign
     kube: Kube, namespace, crds, sweep_secrets, cluster_relay, make_sweep, tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
-    pods_seen: dict[str, set[str]] = defaultdict(set)
-    stop_watching = asyncio.Event()
+    pods = TrialPodWatch(kube, namespace)
 
-    async def watch_pods() -> None:
-        while not stop_watching.is_set():
-            listed = await kube.core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/component"
-                                                                               "=trial-pod")
-            for pod in listed.items:
-                pods_seen[pod.metadata.name].add(pod.metadata.uid)
-            await asyncio.sleep(0.5)
-
-    replicas = {name: Replica(name, namespace, tmp_path) for name in ("replica-a", "replica-b")}
-    watcher = asyncio.create_task(watch_pods())
+    replicas = {name: replica(name, namespace, tmp_path) for name in ("replica-a", "replica-b")}
+    pods.start()
     takeovers: list[str] = []
     started = time.monotonic()
     try:
-        for replica in replicas.values():
-            replica.start()
+        for process in replicas.values():
+            process.start()
         await wait_for(lambda: _holder(kube, namespace), 60, "a replica to lead", poll=0.2)
         await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", make_sweep(
             "failover", store_url=f"file://{store}", tasks=TASKS, attempts=ATTEMPTS, parallelism=4,
@@ -150,16 +109,13 @@ async def test_the_standby_takes_over_when_the_leader_is_sigkilled(  # type: ign
 
         trials = await wait_for(all_settled, 900, "every trial settled", poll=2)
     finally:
-        stop_watching.set()
-        await watcher
-        codes = {name: replica.stop() for name, replica in replicas.items()}
+        await pods.stop()
+        codes = {name: process.stop() for name, process in replicas.items()}
     elapsed = time.monotonic() - started
 
-    names = [t["metadata"]["name"] for t in trials]
-    terminal = sum(t["status"]["phase"] in ("Succeeded", "Failed") for t in trials)
-    scored = sum(t["status"].get("reward") == 1.0 for t in trials)
-    tries = {t["metadata"]["name"]: t["status"].get("retries", 0) + 1 for t in trials}
-    duplicate_pods = sum(len(uids) - 1 for uids in pods_seen.values())
+    counted = tally(trials)
+    names, terminal, scored, tries = counted.names, counted.terminal, counted.scored, counted.tries
+    duplicate_pods = pods.duplicates
     conn = await asyncpg.connect(cluster_relay.target.pg_dsn)
     try:
         tenants = await conn.fetchval("SELECT count(*) FROM benchmark.trial_manifest WHERE run_id = 'failover'")
@@ -174,7 +130,7 @@ async def test_the_standby_takes_over_when_the_leader_is_sigkilled(  # type: ign
     assert len(takeovers) == 2 and all("handed over" in t for t in takeovers), takeovers
     assert sorted(names) == sorted(set(names)) and len(names) == ATTEMPTS * len(TASKS)
     assert terminal == len(names), [(t["metadata"]["name"], t["status"]) for t in trials]
-    assert duplicate_pods == 0, {n: u for n, u in pods_seen.items() if len(u) > 1}
+    assert duplicate_pods == 0, pods.twice()
     assert tenants == sum(tries.values()), (tenants, tries)
     assert not missing, missing
     assert all(_standby_ran_no_handler(log) for log in logs.values()), {n: log[:3000] for n, log in logs.items()}

@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import asyncpg
 from buzz_operator.api.common import GROUP, VERSION
 from buzz_operator.kube.client import Kube
 
-from .conftest import list_trials, settled, wait_for
+from .conftest import OperatorProcess, TrialPodWatch, list_trials, settled, tally, wait_for
 
 TASKS = ["hello-file", "user-mention", "reply-to-thread", "create-channel-invite-users",
          "read-named-path-outside-workspace"]
@@ -46,55 +41,14 @@ def _phase(trial: dict) -> str:  # type: ignore[type-arg]
     return str((trial.get("status") or {}).get("phase") or "Pending")
 
 
-class Operator:
-    """`buzz-operator -n <namespace>` as a child process we can SIGKILL."""
-
-    def __init__(self, namespace: str, workdir: Path) -> None:
-        self.namespace, self.workdir, self.proc = namespace, workdir, None
-        self.log = (workdir / "operator.log").open("ab")
-        self.starts = 0
-
-    def start(self) -> None:
-        script = os.path.join(os.path.dirname(sys.executable), "buzz-operator")
-        env = {**os.environ, "BUZZ_WORKDIR": str(self.workdir), "BUZZ_SWEEP_INTERVAL_S": "2",
-               "BUZZ_JANITOR_INTERVAL_S": "10"}
-        self.proc = subprocess.Popen([script, "-n", self.namespace, "--liveness", ""], stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=env)
-        self.starts += 1
-
-    def kill(self) -> None:
-        assert self.proc is not None and self.proc.poll() is None, "the operator died on its own"
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            return int(self.proc.returncode)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return int(self.proc.wait(timeout=60))
-        finally:
-            self.log.close()
-
-
 async def test_operator_sigkilled_five_times(  # type: ignore[no-untyped-def]
     kube: Kube, namespace, crds, sweep_secrets, cluster_relay, make_sweep, tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
-    pods_seen: dict[str, set[str]] = defaultdict(set)  # pod name -> uids
-    stop_watching = asyncio.Event()
+    pods = TrialPodWatch(kube, namespace)
 
-    async def watch_pods() -> None:
-        while not stop_watching.is_set():
-            listed = await kube.core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/component"
-                                                                               "=trial-pod")
-            for pod in listed.items:
-                pods_seen[pod.metadata.name].add(pod.metadata.uid)
-            await asyncio.sleep(0.5)
-
-    operator = Operator(namespace, tmp_path)
-    watcher = asyncio.create_task(watch_pods())
+    operator = OperatorProcess(namespace, tmp_path)
+    pods.start()
     killed_at: list[str] = []
     started = time.monotonic()
     try:
@@ -104,7 +58,7 @@ async def test_operator_sigkilled_five_times(  # type: ignore[no-untyped-def]
             cpuRequestFraction=0.1, retry={"maxRetries": 2, "backoffSeconds": 1}))
         for what, reached in KILL_POINTS:
             async def at_point(reached=reached) -> bool:  # type: ignore[no-untyped-def]
-                return reached(await list_trials(kube, namespace), set(pods_seen))
+                return reached(await list_trials(kube, namespace), set(pods.seen))
             await wait_for(at_point, 600, what, poll=0.2)
             operator.kill()
             killed_at.append(f"{what} @{time.monotonic() - started:.0f}s")
@@ -117,16 +71,13 @@ async def test_operator_sigkilled_five_times(  # type: ignore[no-untyped-def]
 
         trials = await wait_for(all_settled, 900, "every trial settled", poll=2)
     finally:
-        stop_watching.set()
-        await watcher
+        await pods.stop()
         code = operator.stop()
     elapsed = time.monotonic() - started
 
-    names = [t["metadata"]["name"] for t in trials]
-    terminal = sum(t["status"]["phase"] in ("Succeeded", "Failed") for t in trials)
-    scored = sum(t["status"].get("reward") == 1.0 for t in trials)
-    tries = {t["metadata"]["name"]: t["status"].get("retries", 0) + 1 for t in trials}
-    duplicate_pods = sum(len(uids) - 1 for uids in pods_seen.values())
+    counted = tally(trials)
+    names, terminal, scored, tries = counted.names, counted.terminal, counted.scored, counted.tries
+    duplicate_pods = pods.duplicates
     conn = await asyncpg.connect(cluster_relay.target.pg_dsn)
     try:
         rows = await conn.fetch("SELECT trial_id, channel_id::text AS channel FROM benchmark.trial_manifest "
@@ -153,11 +104,11 @@ async def test_operator_sigkilled_five_times(  # type: ignore[no-untyped-def]
           f"(files per bundle {min(files.values(), default=0)}-{max(files.values(), default=0)}), "
           f"task posts per native trial {sorted(set(task_posts.values()))}, infra retries "
           f"{sum(tries.values()) - len(tries)}")
-    assert code == 0, (tmp_path / "operator.log").read_text()[-3000:]
+    assert code == 0, operator.log_path.read_text()[-3000:]
     assert len(killed_at) == 5
     assert sorted(names) == sorted(set(names)) and len(names) == ATTEMPTS * len(TASKS)
     assert terminal == len(names)
-    assert duplicate_pods == 0, {n: u for n, u in pods_seen.items() if len(u) > 1}
+    assert duplicate_pods == 0, pods.twice()
     assert duplicate_tenants == 0 and channels == len(rows) and unarchived == 0
     assert missing == []
     assert set(task_posts.values()) <= {1}, task_posts

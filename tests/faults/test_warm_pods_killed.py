@@ -23,8 +23,7 @@ from buzz_operator.kube.client import Kube
 from tests.support.cluster import in_registry, kubectl
 from tests.support.hungry_tasks import hello_image, slow_tasks
 
-from .conftest import list_trials, settled, wait_for
-from .test_operator_killed import Operator
+from .conftest import OperatorProcess, list_trials, settled, wait_for
 
 COUNT, RUN_S = 6, 10
 
@@ -55,7 +54,7 @@ async def test_operator_killed_with_warm_pods_up_loses_and_leaks_nothing(  # typ
     def claimed(trials: list[dict]) -> list[str]:  # type: ignore[type-arg]
         return [t["metadata"]["name"] for t in trials if ((t.get("status") or {}).get("podStart") or {}).get("warm")]
 
-    operator = Operator(namespace, tmp_path)
+    operator = OperatorProcess(namespace, tmp_path)
     watcher = asyncio.create_task(watch_pods())
     killed_at: list[str] = []
     started = time.monotonic()
@@ -103,7 +102,7 @@ async def test_operator_killed_with_warm_pods_up_loses_and_leaks_nothing(  # typ
     print(f"\nwarm pods, operator SIGKILLed {len(killed_at)}x ({'; '.join(killed_at)}): {terminal}/{COUNT} terminal "
           f"({scored} scored 1.0), {len(claimed(trials))} claimed warm, {len(warm_seen)} warm pods seen, "
           f"{len(duplicate)} duplicate pods, {len(strays)} pods of no trial, {len(missing)} bundles missing")
-    assert code == 0, (tmp_path / "operator.log").read_text()[-3000:]
+    assert code == 0, operator.log_path.read_text()[-3000:]
     assert terminal == scored == COUNT
     assert claimed(trials), "no trial started on a warm pod"
     assert not duplicate and not strays and not missing, (duplicate, strays, missing)

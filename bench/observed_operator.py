@@ -54,6 +54,7 @@ import aiohttp
 import kopf
 from buzz_operator import handlers
 from buzz_operator.api.common import GROUP, VERSION
+from buzz_operator.observability import metrics
 from buzz_operator.preflight.canary import canary_name
 from buzz_operator.sweep.drive import admit
 
@@ -163,6 +164,11 @@ def memory_parts() -> dict[str, float]:
         if key in ("VmRSS", "RssAnon", "RssFile"):
             parts[key] = int(value.split()[0]) / 1024
     parts.update({f"pymalloc_{key}": value for key, value in pymalloc_stats().items()})
+    settled = getattr(metrics.SNAPSHOT, "settled", None)
+    if settled is not None and hasattr(settled.store, "mapped_bytes"):
+        # the settled trials' columns, in files the operator maps (sweep/drive/mapped.py): the
+        # page cache holds them, and RssFile what a reconcile touched since the last rest
+        parts["settled_mapped"] = settled.store.mapped_bytes() / 2**20
     if MALLINFO2 is not None:
         info = MALLINFO2()
         parts.update({"glibc_heap": info.arena / 2**20, "glibc_mmapped": info.hblkhd / 2**20,

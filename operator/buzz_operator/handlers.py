@@ -35,6 +35,7 @@ from buzz_operator.kube.inflight import InFlight
 from buzz_operator.observability import events, logs, memory, metrics
 from buzz_operator.scoring.failures import StepFailure
 from buzz_operator.sweep.drive import reconcile as sweep_reconcile  # a module: tests replace its reconcile
+from buzz_operator.sweep.drive.mapped import MappedStore
 from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.settings import OperatorSettings
@@ -120,14 +121,16 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.finalizer = FINALIZER
     # settled trials leave kopf's watch, and with it kopf's memory of them (docs/design.md#settled-trials)
     settings.watching.label_selectors[GROUP, TRIALS] = f"!{labels.SETTLED}"
-    memo.settled = SettledTrials(record=metrics.trial_record, records=metrics.record_table)
+    memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
+    # their columns in files the operator maps, not in its heap (sweep/drive/mapped.py)
+    memo.settled = SettledTrials(record=metrics.trial_record, records=metrics.record_table,
+                                 store=MappedStore(memo.workdir / ".settled"))
     metrics.SNAPSHOT.settled = memo.settled
     settings.posting.level = logging.WARNING
     memo.reporter = (settings.posting.reporting_component, settings.posting.reporting_instance)
     memo.inflight = InFlight()
     memo.kube = await kube_client.connect()
     memo.settings = OperatorSettings.from_env(os.environ)
-    memo.workdir = Path(os.environ.get("BUZZ_WORKDIR") or Path(tempfile.gettempdir()) / "buzz-operator")
 
 
 @kopf.on.cleanup()
@@ -185,6 +188,7 @@ async def reconcile_sweep(
     metrics.SNAPSHOT.observe_sweep(body.metadata.namespace, body.metadata.name, {**old, **patch})
     if patch:
         events.post(_plain(body), events.sweep_events(old, patch))
+    memo.settled.rest()
     memory.trim()
 
 

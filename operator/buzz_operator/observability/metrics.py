@@ -28,7 +28,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from buzz_operator.api.trial import BuzzTrialStatus, Phase
-from buzz_operator.sweep.columns import Table
+from buzz_operator.sweep.columns import MEMORY, Store, Table
 from buzz_operator.sweep.trial_view import trial_state
 from buzz_operator.trial.state import CORRIDOR
 
@@ -129,9 +129,9 @@ def trial_record(body: Mapping[str, Any]) -> TrialRecord:
 _RECORD_VALUES = attrgetter(*(f.name for f in fields(TrialRecord)))
 
 
-def record_table() -> Table[TrialRecord]:
+def record_table(store: Store = MEMORY) -> Table[TrialRecord]:
     """Where the settled trials' records are kept (sweep/drive/settled.py): columns, not objects."""
-    return Table(TrialRecord, floats=("cost_floor", "cost_ceiling"), ints=("tokens_in", "tokens_out"))
+    return Table(TrialRecord, floats=("cost_floor", "cost_ceiling"), ints=("tokens_in", "tokens_out"), store=store)
 
 
 class Settled(Protocol):

@@ -15,6 +15,13 @@ Columns by kind:
 - every other field: a code into a table of the distinct values (a sweep's few tasks, states,
   endpoint tuples, generations), so repeated values are stored once.
 A removed row is a tombstone until the dead outnumber the live; then the columns are rebuilt.
+
+Where the columns' numbers live is a `Store`'s choice: `MEMORY` keeps each in an `array` of the
+process's heap; the operator's store (sweep/drive/mapped.py) keeps each in a file it maps, so a
+settled trial's row is the kernel's page cache — reclaimable, written back and read in as needed —
+and not the operator's anonymous memory (docs/design.md#settled-trials, item 7). A vector is
+anything with `array`'s append, frombytes, indexing, slicing to something with `tobytes`,
+iteration and `itemsize`.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, is_dataclass
 from itertools import compress, repeat
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 Row = TypeVar("Row")
 EMPTY, DELETED = -1, -2  # slots of the key index
@@ -32,13 +39,46 @@ COMPACT_AT = 1024  # rebuild once the dead rows outnumber both the live ones and
 KEY_BLOCK = 4096  # keys decoded together when a column is read whole
 
 
+class Store(Protocol):
+    """Where a table's vectors of numbers live."""
+
+    def vector(self, typecode: str, initial: Iterable[Any] = ()) -> Any:
+        """A new vector of `array` typecode `typecode`, holding `initial`."""
+        ...
+
+    def filled(self, typecode: str, value: Any, length: int) -> Any:
+        """A new vector of `length` copies of `value`."""
+        ...
+
+    def rest(self) -> None:
+        """A pass over the rows is over: what the store keeps resident for it may go."""
+        ...
+
+
+class Memory:
+    """Vectors as `array`s in the process's own heap."""
+
+    def vector(self, typecode: str, initial: Iterable[Any] = ()) -> array[Any]:
+        return array(typecode, initial)
+
+    def filled(self, typecode: str, value: Any, length: int) -> array[Any]:
+        return array(typecode, [value]) * length
+
+    def rest(self) -> None:
+        return None
+
+
+MEMORY = Memory()
+
+
 class Codes:
     """Repeated values: each row holds the code of its value in `values`."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store = MEMORY) -> None:
+        self.store = store
         self.values: list[Any] = []
         self.index: dict[Any, int] = {}
-        self.codes = array("B")  # a byte a row, widened as the distinct values outgrow it
+        self.codes = store.vector("B")  # a byte a row, widened as the distinct values outgrow it
 
     def append(self, value: Any) -> None:
         key = (type(value), value)  # 1, 1.0 and True are equal keys, and must stay apart
@@ -47,7 +87,7 @@ class Codes:
             code = self.index[key] = len(self.values)
             self.values.append(value)
             if code == 1 << (8 * self.codes.itemsize):
-                self.codes = array("H" if self.codes.itemsize == 1 else "I", self.codes)
+                self.codes = self.store.vector("H" if self.codes.itemsize == 1 else "I", self.codes)
         self.codes.append(code)
 
     def __getitem__(self, row: int) -> Any:
@@ -64,8 +104,8 @@ class Codes:
 class Numbers:
     """A number that differs from row to row."""
 
-    def __init__(self, typecode: str) -> None:
-        self.codes = array(typecode)
+    def __init__(self, typecode: str, store: Store = MEMORY) -> None:
+        self.codes = store.vector(typecode)
 
     def append(self, value: Any) -> None:
         self.codes.append(value)
@@ -78,22 +118,22 @@ class Numbers:
 
 
 class Keys:
-    """The key of each row, utf-8 in one bytearray; a key holds no NUL (Kubernetes names)."""
+    """The key of each row, utf-8 in one vector of bytes; a key holds no NUL (Kubernetes names)."""
 
-    def __init__(self) -> None:
-        self.blob = bytearray()
-        self.ends = array("q")
+    def __init__(self, store: Store = MEMORY) -> None:
+        self.blob = store.vector("B")
+        self.ends = store.vector("q")
 
     def append(self, value: str) -> None:
         if "\0" in value:
             raise ValueError(f"a key holds no NUL: {value!r}")
-        self.blob += value.encode()
+        self.blob.frombytes(value.encode())
         self.ends.append(len(self.blob))
         self.blob.append(0)
 
     def __getitem__(self, row: int) -> str:
         start = self.ends[row - 1] + 1 if row else 0
-        return self.blob[start:self.ends[row]].decode()
+        return self.blob[start:self.ends[row]].tobytes().decode()
 
     def column(self) -> Iterator[str]:
         """Every key in row order, decoded a block of KEY_BLOCK rows at a time: the whole column
@@ -101,7 +141,7 @@ class Keys:
         start, rows = 0, len(self.ends)
         for first in range(0, rows, KEY_BLOCK):
             end = self.ends[min(first + KEY_BLOCK, rows) - 1]
-            yield from self.blob[start:end].decode().split("\0")
+            yield from self.blob[start:end].tobytes().decode().split("\0")
             start = end + 1
 
 
@@ -109,12 +149,14 @@ class Table(Generic[Row]):
     """Rows of one NamedTuple or frozen dataclass type, keyed by its text field `key`.
 
     `floats` and `ints` name the fields held in a `Numbers` column (every row must hold a float,
-    or an int, there); every other field but the key is held in a `Codes` column.
+    or an int, there); every other field but the key is held in a `Codes` column. `store` holds
+    the columns' numbers (the module's docstring).
     """
 
     def __init__(self, kind: type[Row], *, key: str = "name", floats: Iterable[str] = (),
-                 ints: Iterable[str] = ()) -> None:
+                 ints: Iterable[str] = (), store: Store = MEMORY) -> None:
         self.kind = kind
+        self.store = store
         self.key = key
         self.tuple = not is_dataclass(kind)  # a NamedTuple is built straight from its values
         self.names: tuple[str, ...] = (tuple(f.name for f in fields(kind)) if not self.tuple  # type: ignore[arg-type]
@@ -126,17 +168,18 @@ class Table(Generic[Row]):
         self._reset(MIN_SLOTS)
 
     def _reset(self, slots: int) -> None:
+        store = self.store
         self.columns: dict[str, Codes | Numbers | Keys] = {
-            name: Keys() if name == self.key else Numbers("d") if name in self.floats
-            else Numbers("q") if name in self.ints else Codes()
+            name: Keys(store) if name == self.key else Numbers("d", store) if name in self.floats
+            else Numbers("q", store) if name in self.ints else Codes(store)
             for name in self.names
         }
         self.ordered = [self.columns[name] for name in self.names]  # the type's own field order
         self.keys: Keys = self.columns[self.key]  # type: ignore[assignment]
-        self.hashes = array("q")
-        self.alive = bytearray()
+        self.hashes = store.vector("q")
+        self.alive = store.vector("B")
         self.live = 0
-        self.slots = array("q", [EMPTY]) * slots
+        self.slots = store.filled("q", EMPTY, slots)
         self.used = 0  # slots not EMPTY: live rows and DELETED marks
 
     def __len__(self) -> int:
@@ -235,7 +278,8 @@ class Table(Generic[Row]):
 
     def _tidy(self) -> None:
         if len(self.alive) - self.live > max(self.live, COMPACT_AT):  # mostly dead: copy the live out
-            items = list(self.rows())
+            # read from the old columns as the new ones fill: never a list of every live row
+            items = self.rows()
             self._reset(MIN_SLOTS)
             for item in items:
                 self.put(item)
@@ -243,7 +287,7 @@ class Table(Generic[Row]):
             self._reindex(len(self.slots) * 2 if self.live * 3 >= len(self.slots) else len(self.slots))
 
     def _reindex(self, size: int) -> None:
-        slots, mask = array("q", [EMPTY]) * size, size - 1
+        slots, mask = self.store.filled("q", EMPTY, size), size - 1
         for row in compress(range(len(self.alive)), self.alive):
             slot = self.hashes[row] & mask
             while slots[slot] != EMPTY:

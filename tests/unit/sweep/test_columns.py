@@ -1,5 +1,7 @@
 """sweep/columns.py: a Table behaves as a dict of rows by key — whatever mix of puts, replacements
-and removals, through index growth and compaction — and gives rows back equal to what went in."""
+and removals, through index growth and compaction — and gives rows back equal to what went in;
+each case runs with the columns in the heap (`MEMORY`) and in mapped files (sweep/drive/mapped.py,
+the operator's)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from typing import NamedTuple
 
 import pytest
 from buzz_operator.sweep import columns
-from buzz_operator.sweep.columns import Table
+from buzz_operator.sweep.columns import MEMORY, Store, Table
+from buzz_operator.sweep.drive.mapped import MappedStore
 from buzz_operator.sweep.trial_view import TrialState, TrialView
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,6 +34,18 @@ class Record:
     state: str
 
 
+STORES = pytest.mark.parametrize("where", ["memory", "mapped"])
+
+
+@pytest.fixture(scope="module")
+def mapped(tmp_path_factory: pytest.TempPathFactory) -> MappedStore:
+    return MappedStore(tmp_path_factory.mktemp("columns"))
+
+
+def store_of(where: str, mapped: MappedStore) -> Store:
+    return MEMORY if where == "memory" else mapped
+
+
 names = st.sampled_from([f"t-{i}" for i in range(40)] + ["é-ünïcode", "x" * 70])
 rows = st.builds(Row, name=names, task=st.sampled_from(["a", "b", "c"]), attempt=st.integers(0, 2**40),
                  cost=st.floats(allow_nan=False), reward=st.sampled_from([None, 0.0, 0.5, 1.0, 1]),
@@ -38,15 +53,16 @@ rows = st.builds(Row, name=names, task=st.sampled_from(["a", "b", "c"]), attempt
 operations = st.lists(st.one_of(st.tuples(st.just("put"), rows), st.tuples(st.just("remove"), names)), max_size=300)
 
 
+@STORES
 @settings(max_examples=200, deadline=None)
 @given(operations)
-def test_a_table_is_a_dict_of_rows_by_key(ops: list[tuple[str, object]]) -> None:
+def test_a_table_is_a_dict_of_rows_by_key(where: str, mapped: MappedStore, ops: list[tuple[str, object]]) -> None:
     # compaction within a short run, an index small enough that probe paths collide, and keys
     # decoded a few rows at a time
     saved = (columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK)
     columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = 4, 4, 3
     try:
-        table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+        table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
         model: dict[str, Row] = {}
         for op, arg in ops:
             if op == "put":
@@ -70,20 +86,22 @@ def test_a_table_is_a_dict_of_rows_by_key(ops: list[tuple[str, object]]) -> None
         columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = saved
 
 
-def test_values_equal_across_types_stay_apart() -> None:
+@STORES
+def test_values_equal_across_types_stay_apart(where: str, mapped: MappedStore) -> None:
     """1, 1.0 and True are equal dict keys; a reward of 1 must not come back as True."""
-    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
     for i, reward in enumerate([True, 1, 1.0]):
         table.put(Row(name=f"r{i}", task="a", attempt=i, cost=0.0, reward=reward))
     assert [type(r.reward) for r in sorted(table)] == [bool, int, float]
 
 
-def test_a_dataclass_round_trips_and_a_trial_summary_too() -> None:
-    records: Table[Record] = Table(Record, ints=("tokens",))
+@STORES
+def test_a_dataclass_round_trips_and_a_trial_summary_too(where: str, mapped: MappedStore) -> None:
+    records: Table[Record] = Table(Record, ints=("tokens",), store=store_of(where, mapped))
     records.put(Record(name="a", tokens=10**12, state="succeeded"))
     assert list(records) == [Record(name="a", tokens=10**12, state="succeeded")]
     assert list(records.tuples()) == [("a", 10**12, "succeeded")]
-    summaries: Table[TrialView] = Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
+    summaries: Table[TrialView] = Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",), store=store_of(where, mapped))
     summary = TrialView(name="s-1", sweep="s", task="t", attempt=3, state=TrialState.FAILED, reward=0.0,
                            scored=True, cost_floor=0.25, cost_ceiling=0.5, endpoints=("gpt",), namespace="ns",
                            outcome="fail", reason="AgentTimeout", created_generation=2, stack_digest="d" * 64)
@@ -92,18 +110,20 @@ def test_a_dataclass_round_trips_and_a_trial_summary_too() -> None:
     assert back == summary and type(back) is TrialView and back.state is TrialState.FAILED and not back.active
 
 
-def test_bad_declarations_and_keys_are_refused() -> None:
+@STORES
+def test_bad_declarations_and_keys_are_refused(where: str, mapped: MappedStore) -> None:
     with pytest.raises(ValueError, match="has no field cots"):
-        Table(Row, floats=("cots",))
-    table: Table[Row] = Table(Row)
+        Table(Row, floats=("cots",), store=store_of(where, mapped))
+    table: Table[Row] = Table(Row, store=store_of(where, mapped))
     with pytest.raises(ValueError, match="holds no NUL"):
         table.put(Row(name="a\0b", task="a", attempt=1, cost=0.0))
     with pytest.raises(ValueError, match="selected by a coded field"):
-        list(Table(Row, floats=("cost",)).rows(cost=0.0))
+        list(Table(Row, floats=("cost",), store=store_of(where, mapped)).rows(cost=0.0))
 
 
-def test_many_rows_grow_the_index_and_stay_findable() -> None:
-    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+@STORES
+def test_many_rows_grow_the_index_and_stay_findable(where: str, mapped: MappedStore) -> None:
+    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
     for i in range(5000):
         table.put(Row(name=f"trial-{i}", task="a", attempt=i, cost=i / 7))
     for i in range(0, 5000, 2):
@@ -112,7 +132,8 @@ def test_many_rows_grow_the_index_and_stay_findable() -> None:
     assert table.get("trial-4998") is None and len(table.slots) < 5000 * 4
 
 
-def test_long_random_walks_against_a_dict() -> None:
+@STORES
+def test_long_random_walks_against_a_dict(where: str, mapped: MappedStore) -> None:
     """Seeded walks of many operations over few keys: long probe paths through removed slots,
     which the generated cases above reach too rarely (a lookup that stops at a removed slot was
     caught here, not there)."""
@@ -120,7 +141,7 @@ def test_long_random_walks_against_a_dict() -> None:
     (columns.COMPACT_AT, columns.MIN_SLOTS), saved = (4, 4), (columns.COMPACT_AT, columns.MIN_SLOTS)
     try:
         for _ in range(100):
-            table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+            table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
             model: dict[str, Row] = {}
             for step in range(200):
                 name = f"t-{rng.randrange(20)}"
@@ -135,8 +156,9 @@ def test_long_random_walks_against_a_dict() -> None:
         columns.COMPACT_AT, columns.MIN_SLOTS = saved
 
 
-def test_codes_widen_as_the_distinct_values_grow() -> None:
-    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+@STORES
+def test_codes_widen_as_the_distinct_values_grow(where: str, mapped: MappedStore) -> None:
+    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
     for i in range(70_000):  # a byte, then two, then four a row
         table.put(Row(name=f"t{i}", task=f"task-{i}", attempt=i, cost=0.0))
     assert table.columns["task"].codes.itemsize == 4  # type: ignore[union-attr]
@@ -144,12 +166,13 @@ def test_codes_widen_as_the_distinct_values_grow() -> None:
     assert [r.task for r in table.rows(task="task-69999")] == ["task-69999"]
 
 
-def test_rows_read_in_key_order_stay_whole_when_the_table_compacts_meanwhile() -> None:
+@STORES
+def test_rows_read_in_key_order_stay_whole_when_the_table_compacts_meanwhile(where: str, mapped: MappedStore) -> None:
     # summary.json is written from a thread while the watch changes the table: the rows asked for
     # come back as they were, even when removals rebuild the columns halfway through the read
     (columns.COMPACT_AT, columns.MIN_SLOTS), saved = (4, 4), (columns.COMPACT_AT, columns.MIN_SLOTS)
     try:
-        table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",))
+        table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
         before = [Row(f"t-{i:02d}", "abc"[i % 3], i, i / 4) for i in range(30)][::-1]
         for row in before:
             table.put(row)

@@ -25,9 +25,10 @@ TRIALS = [
 
 
 def test_reruns_match_outcomes_or_reasons_of_finished_trials() -> None:
-    assert [t.name for t in select_reruns(TRIALS, ["timeout", "VerifierBroken"])] == ["a", "b"]
-    assert [t.name for t in select_reruns(TRIALS, ["ErrImagePull"])] == ["c"]
-    assert select_reruns(TRIALS, ["NoSuchThing"]) == []
+    in_order = sorted(TRIALS, key=lambda t: t.name)  # as SweepTrials.by_name gives them
+    assert [t.name for t in select_reruns(in_order, ["timeout", "VerifierBroken"])] == ["a", "b"]
+    assert [t.name for t in select_reruns(in_order, ["ErrImagePull"])] == ["c"]
+    assert list(select_reruns(in_order, ["NoSuchThing"])) == []
 
 
 def test_ttl_counts_from_the_finish() -> None:

@@ -14,7 +14,7 @@ from buzz_operator.sweep.rerun import select_regrades
 async def regrade(tick: Tick, read: SweepInputs) -> None:
     if not read.spec.regrade or not tick.generation:
         return
-    for trial in select_regrades(tick.mine, tick.generation):
+    for trial in select_regrades(tick.mine.by_name(), tick.generation):
         # The trial's own regrade handler (selected by this annotation) does the work; a settled
         # trial is unlabelled in the same patch, so kopf watches it again until the regrade is
         # recorded (docs/design.md#settled-trials).

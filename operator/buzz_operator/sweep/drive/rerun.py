@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 async def rerun(tick: Tick, read: SweepInputs) -> None:
     if read.spec.rerun is None or not tick.generation:
         return
-    for trial in select_reruns(tick.mine, read.spec.rerun.reasons, tick.generation):
+    for trial in select_reruns(tick.mine.by_name(), read.spec.rerun.reasons, tick.generation):
         await _rerun_one(tick, read, trial.name, tick.generation)
 
 

@@ -34,7 +34,7 @@ from buzz_operator.api.common import GROUP, TRIALS, VERSION
 from buzz_operator.api.labels import SETTLED
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
-from buzz_operator.sweep.columns import Table
+from buzz_operator.sweep.columns import MEMORY, Store, Table
 from buzz_operator.sweep.trial_view import TrialView, view_trial
 
 log = logging.getLogger(__name__)
@@ -50,18 +50,19 @@ def _no_record(_: Mapping[str, Any]) -> None:
     return None
 
 
-def summary_table() -> Table[TrialView]:
-    return Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",))
+def summary_table(store: Store = MEMORY) -> Table[TrialView]:
+    return Table(TrialView, floats=("cost_floor", "cost_ceiling"), ints=("attempt",), store=store)
 
 
 class Namespace:
     """The settled trials of one namespace, and the task that keeps them: each trial's summary and
     metrics record, kept in columns (sweep/columns.py), so a settled trial holds no object."""
 
-    def __init__(self, record: Record = _no_record, records: Callable[[], Table[Any]] | None = None) -> None:
+    def __init__(self, record: Record = _no_record, records: Callable[[Store], Table[Any]] | None = None,
+                 store: Store = MEMORY) -> None:
         self.record = record
-        self.trials = summary_table()
-        self.records: Table[Any] | None = records() if records is not None else None
+        self.trials = summary_table(store)
+        self.records: Table[Any] | None = records(store) if records is not None else None
         self.listed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.added: dict[str, float] = {}  # name -> when `add` put it here (kept across a relist)
@@ -99,15 +100,22 @@ class Namespace:
 
 
 class SettledTrials:
-    def __init__(self, record: Record = _no_record, records: Callable[[], Table[Any]] | None = None) -> None:
+    def __init__(self, record: Record = _no_record, records: Callable[[Store], Table[Any]] | None = None,
+                 store: Store = MEMORY) -> None:
         """`record` makes a settled trial's metrics record from its body, kept in a table from
-        `records` (observability/metrics.py sums them at a scrape); none kept without them."""
+        `records` (observability/metrics.py sums them at a scrape); none kept without them. The
+        columns' numbers live in `store`: the operator's maps files (sweep/drive/mapped.py)."""
         self.record = record
         self.new_records = records
+        self.store = store
         self.namespaces: dict[str, Namespace] = {}
 
     def _namespace(self) -> Namespace:
-        return Namespace(self.record, self.new_records)
+        return Namespace(self.record, self.new_records, self.store)
+
+    def rest(self) -> None:
+        """A reconcile is over: the store may let go of the pages it read."""
+        self.store.rest()
 
     async def ready(self, kube: Kube, namespace: str, *, within_s: float = LIST_WAIT_S) -> None:
         """Start following `namespace` if nothing does yet, and wait for its first listing."""

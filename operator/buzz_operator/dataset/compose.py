@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from buzz_operator.api.compose import MAX_SERVICES
+
 COMPOSE_FILE = "docker-compose.yaml"
 # Harbor reads only docker-compose.yaml; the .yml spelling is a file it would silently skip.
 IGNORED_COMPOSE_FILE = "docker-compose.yml"
@@ -593,6 +595,9 @@ def parse_compose(text: str, *, task_env: Mapping[str, str], environment_dir: Pa
         services[name] = _service(name, raw, task_env, raw_volumes, environment_dir)
         needs[name] = _dependencies(raw.get("depends_on", []), f"services.{name}.depends_on")
         extra_hosts.update(_extra_hosts(raw.get("extra_hosts"), f"services.{name}.extra_hosts"))
+    if len(services) > MAX_SERVICES:  # refused as the task loads, not when a sweep plans its trials
+        raise ComposeError("services", f"has {len(services)} services besides {MAIN}; a trial pod runs at most "
+                                       f"{MAX_SERVICES} beside the task")
     names = [MAIN, *services, *main["aliases"], *(a for s in services.values() for a in s.aliases)]
     clash = sorted(set(extra_hosts) & set(names))
     if clash:

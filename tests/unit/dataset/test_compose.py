@@ -215,3 +215,14 @@ def test_mains_own_build_is_the_task_image(tmp_path: Path) -> None:
     for build in (".", "./", "{context: .}", "{context: '${CONTEXT_DIR}', dockerfile: Dockerfile}"):
         compose = parse(tmp_path, f"services:\n  main:\n    build: {build}\n  db:\n    image: redis:7\n")
         assert [s.name for s in compose.services] == ["db"], build
+
+
+def test_more_services_than_a_trial_pod_runs_are_refused_as_the_task_loads(tmp_path: Path) -> None:
+    from buzz_operator.api.compose import MAX_SERVICES
+
+    def many(count: int) -> str:
+        return "services:\n" + "".join(f"  s{i}:\n    image: busybox:1.36\n" for i in range(count))
+
+    assert len(parse(tmp_path, many(MAX_SERVICES)).services) == MAX_SERVICES
+    error = refused(tmp_path, many(MAX_SERVICES + 1))
+    assert "services" in str(error) and f"at most {MAX_SERVICES}" in str(error)

@@ -1,13 +1,16 @@
-"""What one sweep reconcile allocates for its trials, at 10,000 and 100,000 trials (no cluster).
+"""What one sweep reconcile allocates and spends for its trials, at 10,000 and 100,000 trials (no cluster).
 
-A sweep's reconcile reads every trial it knows each tick (5 s): to plan what is missing, for the
-status figures, and when it is due, for summary.json. What a tick allocates and frees, the
+A sweep's reconcile plans what is missing and adds up the status figures each tick (5 s) — from
+its watched trials and the settled trials' running sums since 2026-12-06
+(sweep/settled_sums.py), from a pass over every trial before — and, when it is due, reads every
+trial for summary.json. What a tick allocates and frees, the
 allocators keep (docs/performance.md#memory), so a transient that grows with the sweep is RSS
 that grows with it. This builds the settled trials' columns of one namespace as the operator
-keeps them (sweep/drive/settled.py, from trial bodies as the apiserver returns them) and
-measures the peak of traced Python memory (tracemalloc) of each pass a tick makes, the way the
-operator makes it (sweep/known.py, the planner's marks, the rollup's tally), and beside it the
-list-and-set shape the reconcile had before 2026-12-03 — so the two can be read side by side.
+keeps them (sweep/drive/settled.py, from trial bodies as the apiserver returns them, in mapped
+files: sweep/drive/mapped.py) and measures the peak of traced Python memory (tracemalloc) and the
+CPU time of each pass a tick makes, the way the operator makes it (sweep/known.py, the planner's
+marks, the running sums), and beside it the pass over every trial (until 2026-12-06) and the
+list-and-set shape before that (until 2026-12-03) — so they can be read side by side.
 
 Run: ``.venv/bin/python bench/tick.py`` (10,000 and 100,000 trials; about a minute) or
 ``--trials 10000``. Figures are information, not targets: the target is the RSS (bench/scale.py).
@@ -30,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "operator"))
 
 from buzz_operator.storage.file_store import FileStore
 from buzz_operator.sweep.drive import documents
+from buzz_operator.sweep.drive.mapped import MappedStore
 from buzz_operator.sweep.drive.settled import SettledTrials
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.planner import Existing
@@ -57,9 +61,9 @@ def trial_body(i: int, attempts: int) -> dict[str, Any]:
     }
 
 
-def settled_sweep(trials: int) -> tuple[SettledTrials, list[str], int]:
+def settled_sweep(trials: int, folder: Path) -> tuple[SettledTrials, list[str], int]:
     attempts = -(-trials // TASKS)
-    settled = SettledTrials()
+    settled = SettledTrials(store=MappedStore(folder))
     for i in range(trials):
         settled.add(trial_body(i, attempts))
     return settled, [f"task-{t:04d}" for t in range(TASKS)], attempts
@@ -78,15 +82,32 @@ def peak(step: Callable[[], object]) -> tuple[float, float]:
 
 
 def measure(trials: int) -> dict[str, tuple[float, float]]:
-    settled, tasks, attempts = settled_sweep(trials)
-    mine = SweepTrials([], settled=lambda: settled.summaries(NAMESPACE, SWEEP),
-                       settled_by_name=lambda: settled.summaries_by_name(NAMESPACE, SWEEP))
+    with tempfile.TemporaryDirectory() as columns:
+        return _measure(trials, Path(columns))
 
-    def plan_and_tally() -> None:
+
+def _measure(trials: int, columns: Path) -> dict[str, tuple[float, float]]:
+    settled, tasks, attempts = settled_sweep(trials, columns)
+    mine = SweepTrials([], settled=lambda: settled.summaries(NAMESPACE, SWEEP),
+                       settled_by_name=lambda: settled.summaries_by_name(NAMESPACE, SWEEP),
+                       settled_get=lambda name: settled.get(NAMESPACE, name),
+                       settled_sums=lambda: settled.sums(NAMESPACE, SWEEP))
+
+    def plan_and_tally() -> None:  # as sweep/drive/plan.py: the running sums and the watched trials
+        sums, also = mine.settled_sums()
+        existing, counted = Existing(tasks, attempts, settled=sums), sums.tally(less=also)
+        for trial in mine.watched:
+            existing.add(trial.task, trial.attempt)
+            counted.add(trial)
+        sum(1 for attempt in range(1, attempts + 1) for task in tasks if (task, attempt) in existing)
+        counted.figures(attempts, planned=len(tasks) * attempts)
+
+    def plan_and_tally_pass() -> None:  # until 2026-12-06: one pass over every trial each tick
         existing, counted = Existing(tasks, attempts), Tally()
         for trial in mine:
             existing.add(trial.task, trial.attempt)
             counted.add(trial)
+        sum(1 for attempt in range(1, attempts + 1) for task in tasks if (task, attempt) in existing)
         counted.figures(attempts, planned=len(tasks) * attempts)
 
     def before_list_and_set() -> None:  # the reconcile's shape until 2026-12-03
@@ -113,7 +134,8 @@ def measure(trials: int) -> dict[str, tuple[float, float]]:
             asyncio.run(documents.write_summary(store, SWEEP, head_doc, ordered))
 
         return {
-            "plan and tally (every tick)": peak(plan_and_tally),
+            "plan and tally (every tick), running sums": peak(plan_and_tally),
+            "plan and tally, a pass over every trial (before 2026-12-06)": peak(plan_and_tally_pass),
             "plan and tally, as a list and a set (before)": peak(before_list_and_set),
             "results digest (a tick a rewrite may be due)": peak(lambda: results_digest(mine)),
             "summary head with its stack rows": peak(head),

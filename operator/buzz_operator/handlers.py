@@ -158,6 +158,11 @@ def trials_known(trial_views: kopf.Index[None, TrialView], memo: kopf.Memo, **_:
     return len(trial_views.get(None, [])) + (len(settled) if settled is not None else 0)
 
 
+def _of_sweep(trial: TrialView | None, sweep: str) -> TrialView | None:
+    """`trial` if it is one of `sweep`'s (names are unique in a namespace, not per sweep)."""
+    return trial if trial is not None and trial.sweep == sweep else None
+
+
 @kopf.timer(GROUP, VERSION, SWEEPS, interval=SWEEP_INTERVAL_S)
 @_held
 async def reconcile_sweep(
@@ -174,7 +179,9 @@ async def reconcile_sweep(
         namespace, name = body.metadata.namespace, body.metadata.name
         mine = SweepTrials([t for t in watched if t.sweep == name and t.namespace == namespace],
                            settled=lambda: memo.settled.summaries(namespace, name),
-                           settled_by_name=lambda: memo.settled.summaries_by_name(namespace, name))
+                           settled_by_name=lambda: memo.settled.summaries_by_name(namespace, name),
+                           settled_get=lambda trial: _of_sweep(memo.settled.get(namespace, trial), name),
+                           settled_sums=lambda: memo.settled.sums(namespace, name))
         watched_keys = [(t.namespace, t.name) for t in watched]
         metrics.SNAPSHOT.retain_trials(watched_keys)
         logs.retain_trials(watched_keys)

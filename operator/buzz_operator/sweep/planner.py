@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from buzz_operator.api import labels
 from buzz_operator.api.naming import dns_label_prefix, label_value, sha256_hex
@@ -94,15 +95,22 @@ def plan_trials(
             for attempt in range(1, attempts + 1) for task in tasks]
 
 
-class Existing:
-    """Which of the plan's (task, attempt) pairs have a BuzzTrial: a byte per planned trial (100 KB
-    at 100,000), where a set of the pairs was about 100 bytes a trial, made anew every reconcile.
-    A pair outside the plan (a task the dataset no longer lists) is never asked about."""
+class Settled(Protocol):
+    def has(self, task: str, attempt: int) -> bool: ...
 
-    def __init__(self, tasks: Sequence[str], attempts: int) -> None:
+
+class Existing:
+    """Which of the plan's (task, attempt) pairs have a BuzzTrial: those `settled` has (the
+    settled trials' running sums, sweep/settled_sums.py), and those marked here from the watched
+    trials, a byte per planned trial (100 KB at 100,000), where a set of the pairs was about 100
+    bytes a trial, made anew every reconcile. A pair outside the plan (a task the dataset no
+    longer lists) is never asked about."""
+
+    def __init__(self, tasks: Sequence[str], attempts: int, settled: Settled | None = None) -> None:
         self.index = {task: i for i, task in enumerate(tasks)}
         self.attempts = attempts
         self.marks = bytearray(len(self.index) * max(attempts, 0))
+        self.settled = settled
 
     def _slot(self, task: str, attempt: int) -> int | None:
         i = self.index.get(task)
@@ -118,7 +126,9 @@ class Existing:
         if not isinstance(pair, tuple) or len(pair) != 2:
             return False
         slot = self._slot(*pair)
-        return slot is not None and bool(self.marks[slot])
+        if slot is None:
+            return False
+        return bool(self.marks[slot]) or (self.settled is not None and self.settled.has(*pair))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ trial pod of the sweep waits for one is given back."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ class SweepPods:
     placed_warm: list[str]  # warm pods on a node whose trial is not created yet, newest first
 
 
-def sweep_pods(pods: Iterable[Mapping[str, Any]], existing: Collection[str] = ()) -> SweepPods:
+def sweep_pods(pods: Iterable[Mapping[str, Any]], existing: Container[str] = ()) -> SweepPods:
     """``existing``: the sweep's trials; a warm pod of one is about to be claimed, never given back."""
     trial_pods = unplaced = 0
     warm: list[tuple[str, str]] = []
@@ -79,8 +79,8 @@ def warm_trials(upcoming: Sequence[PlannedTrial], target: int) -> list[PlannedTr
     return list(upcoming[:target])
 
 
-def stale_warm(pods: Mapping[str, str], *, wanted: Collection[str], existing: Collection[str],
-               finished: Collection[str]) -> list[str]:
+def stale_warm(pods: Mapping[str, str], *, wanted: Collection[str], existing: Container[str],
+               finished: Container[str]) -> list[str]:
     """Warm pods to delete, given ``pods`` (pod name -> its trial's name): of a trial not created
     and no longer wanted; or of a trial that ended without claiming it (a retry's pod is its own).
     A created trial's unclaimed pod is left for its launch to claim."""

@@ -1,7 +1,8 @@
-"""The plan of a tick: one pass over the sweep's trials marks which (task, attempt) pairs exist
-and adds up the sweep's figures, nothing of the trials held; then the missing trials are
-planned, the first few of them named (sweep/planner.py): those admission may start now and the
-next ones, whose pods are kept warm and images pulled ahead."""
+"""The plan of a tick: which (task, attempt) pairs exist and the sweep's figures, from its
+watched trials and its settled trials' running sums (sweep/settled_sums.py), so a tick reads its
+active trials alone, however many have settled; then the missing trials are planned, the first
+few of them named (sweep/planner.py): those admission may start now and the next ones, whose
+pods are kept warm and images pulled ahead."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ def named(read: SweepInputs, tick: Tick) -> int:
 
 def plan(tick: Tick, read: SweepInputs) -> Plan:
     task_names = [t.name for t in read.tasks]
-    existing, counted = Existing(task_names, read.spec.attempts), Tally()
-    for trial in tick.mine:
+    settled, also_watched = tick.mine.settled_sums()
+    existing = Existing(task_names, read.spec.attempts, settled=settled)
+    counted = settled.tally(less=also_watched)
+    for trial in tick.mine.watched:
         existing.add(trial.task, trial.attempt)
         counted.add(trial)
     missing = plan_missing(tick.name, tick.uid, read.manifest.sha256, task_names, read.spec.attempts, existing,

@@ -35,6 +35,7 @@ from buzz_operator.api.labels import SETTLED
 from buzz_operator.kube import resources
 from buzz_operator.kube.client import Kube
 from buzz_operator.sweep.columns import MEMORY, Store, Table
+from buzz_operator.sweep.settled_sums import SettledSums
 from buzz_operator.sweep.trial_view import TrialView, view_trial
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class Namespace:
         self.record = record
         self.trials = summary_table(store)
         self.records: Table[Any] | None = records(store) if records is not None else None
+        self.sums: dict[str, SettledSums] = {}  # sweep -> its settled trials added up (sweep/settled_sums.py)
         self.listed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.added: dict[str, float] = {}  # name -> when `add` put it here (kept across a relist)
@@ -77,14 +79,29 @@ class Namespace:
             self.keep(body)
 
     def keep(self, body: Mapping[str, Any]) -> None:
-        self.trials.put(view_trial(body))
+        self.keep_view(view_trial(body))
         if self.records is not None:
             self.records.put(self.record(body))
 
+    def keep_view(self, view: TrialView) -> None:
+        """Keep (or replace) a trial's summary, and count it in its sweep's sums."""
+        if (old := self.trials.get(view.name)) is not None:
+            self._uncount(old)
+        self.trials.put(view)
+        self.sums.setdefault(view.sweep, SettledSums()).add(view)
+
     def drop(self, name: str) -> None:
-        self.trials.remove(name)
+        if (old := self.trials.get(name)) is not None:
+            self._uncount(old)
+            self.trials.remove(name)
         if self.records is not None:
             self.records.remove(name)
+
+    def _uncount(self, view: TrialView) -> None:
+        sums = self.sums[view.sweep]
+        sums.remove(view)
+        if not sums:
+            del self.sums[view.sweep]  # its last settled trial gone (the sweep deleted, or all rerun)
 
     def relisted(self, listed: Namespace, began: float) -> None:
         """A fresh listing (begun at monotonic `began`, kept in `listed`) replaces what was kept,
@@ -92,10 +109,10 @@ class Namespace:
         follows it."""
         for name, at in self.added.items():
             if at >= began and (late := self.trials.get(name)) is not None:
-                listed.trials.put(late)
+                listed.keep_view(late)
                 if self.records is not None and listed.records is not None and (record := self.records.get(name)):
                     listed.records.put(record)
-        self.trials, self.records = listed.trials, listed.records
+        self.trials, self.records, self.sums = listed.trials, listed.records, listed.sums
         self.added = {name: at for name, at in self.added.items() if at >= began}
 
 
@@ -147,6 +164,18 @@ class SettledTrials:
         for name, kept in list(self.namespaces.items()):
             if namespace is None or name == namespace:
                 yield from (kept.trials.rows() if sweep is None else kept.trials.rows(sweep=sweep))
+
+    def get(self, namespace: str, name: str) -> TrialView | None:
+        """One settled trial's summary, found by name in the columns' index."""
+        kept = self.namespaces.get(namespace)
+        return None if kept is None else kept.trials.get(name)
+
+    def sums(self, namespace: str, sweep: str) -> SettledSums:
+        """One sweep's settled trials added up, kept as they settle (an empty sum for none). The
+        reconcile reads this and not the trials: holding it no longer than a tick."""
+        kept = self.namespaces.get(namespace)
+        found = None if kept is None else kept.sums.get(sweep)
+        return found if found is not None else SettledSums()
 
     def summaries_by_name(self, namespace: str, sweep: str) -> Iterator[TrialView]:
         """One sweep's settled trials' summaries in name order (summary.json's), built as read."""

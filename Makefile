@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e test-realstack faults \
-        cluster-up cluster-down cluster-status registry gvisor kueue-up kueue-down services images stack-image crds bench demo clean chart kind-up
+        cluster-up cluster-down cluster-status registry gvisor kueue-up kueue-down services images stack-image crds bench soak demo clean chart kind-up
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -94,6 +94,10 @@ test: install lint ## every test tier (unit, integration, e2e), starting whateve
 
 bench: install cluster-up services ## performance benchmarks, 3 runs each, then one table: figure, target, median and spread, pass/miss
 	@$(PY) bench/run.py
+
+# not in `test`: 1,000 real trials take hours here; BUZZ_SOAK_TRIALS=100 for a shorter run
+soak: install cluster-up services images registry ## 1,000 trials, two replicas, the leader SIGKILLed every 20-60 s; prints what was committed and left (tests/faults/soak_random_kills.py)
+	@$(PYTEST) -q -s -p no:cacheprovider tests/faults/soak_random_kills.py
 
 chart: install ## helm lint and template of charts/buzz-operator (default and ci/ values); helm from hack/helm.sh
 	@H=$$(bash hack/helm.sh)/helm; $$H lint --strict charts/buzz-operator \

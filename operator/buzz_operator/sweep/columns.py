@@ -29,7 +29,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, is_dataclass
-from itertools import compress, repeat
+from itertools import compress, islice, pairwise, repeat
 from typing import Any, Generic, Protocol, TypeVar
 
 Row = TypeVar("Row")
@@ -37,6 +37,8 @@ EMPTY, DELETED = -1, -2  # slots of the key index
 MIN_SLOTS = 64
 COMPACT_AT = 1024  # rebuild once the dead rows outnumber both the live ones and this
 KEY_BLOCK = 4096  # keys decoded together when a column is read whole
+SORT_WHOLE = 4096  # up to this many rows are sorted by key in one go
+SORT_BUCKETS = 16  # more are sorted in this many buckets, one at a time
 
 
 class Store(Protocol):
@@ -145,6 +147,30 @@ class Keys:
             start = end + 1
 
 
+def _in_key_order(keys: Keys, selector: bytes) -> Iterator[int]:
+    """The numbers of the rows `selector` marks, in key order. A few rows are sorted at once;
+    more are sorted a bucket at a time, the buckets cut at keys sampled in one pass: each pass
+    decodes every key and keeps those of its bucket, so the sort holds about a SORT_BUCKETS-th
+    of the keys (a list of every key was summary.json's largest transient: 8 MB at 100,000
+    trials, docs/performance.md#memory), for SORT_BUCKETS passes over the key column."""
+    rows = len(selector)
+    selected = selector.count(1)
+    if selected <= SORT_WHOLE:
+        order = list(compress(range(rows), selector))
+        order.sort(key=keys.__getitem__)
+        yield from order
+        return
+    step = max(selected // (SORT_BUCKETS * 8), 1)
+    sample = sorted(islice(compress(islice(keys.column(), rows), selector), 0, None, step))
+    cuts = [sample[len(sample) * i // SORT_BUCKETS] for i in range(1, SORT_BUCKETS)]
+    bounds: list[str | None] = [None, *sorted(set(cuts)), None]
+    for low, high in pairwise(bounds):
+        bucket = [(key, row) for row, key in compress(enumerate(islice(keys.column(), rows)), selector)
+                  if (low is None or key >= low) and (high is None or key < high)]
+        bucket.sort()
+        yield from (row for _, row in bucket)
+
+
 class Table(Generic[Row]):
     """Rows of one NamedTuple or frozen dataclass type, keyed by its text field `key`.
 
@@ -235,14 +261,14 @@ class Table(Generic[Row]):
         return zip(*[compress(column.column(), selector) for column in self.ordered], strict=True)
 
     def rows_by_key(self, **where: Any) -> Iterator[Row]:
-        """The live rows (selected as `rows` selects them) in key order, each built as it is read.
-        What the pass holds is each selected row's number and key (about 0.1 KB a row, for
-        the sort), never the rows themselves."""
-        order = list(compress(range(len(self.alive)), self._selector(where)))
-        order.sort(key=self.keys.__getitem__)
+        """The live rows (selected as `rows` selects them, when called) in key order, each built
+        as it is read. Never the rows themselves are held, nor every key: the sort holds a
+        bucket of keys at a time (`_in_key_order`)."""
+        selector = bytes(self._selector(where))
         # the columns as they are now: a compaction while the rows are read (summary.json is
         # written from a thread) makes new columns and leaves these whole
         columns, kind = list(self.ordered), self.kind
+        order = _in_key_order(self.keys, selector)
         if self.tuple:
             return (tuple.__new__(kind, [column[row] for column in columns]) for row in order)  # type: ignore[type-var]
         return (kind(*[column[row] for column in columns]) for row in order)

@@ -59,8 +59,9 @@ operations = st.lists(st.one_of(st.tuples(st.just("put"), rows), st.tuples(st.ju
 def test_a_table_is_a_dict_of_rows_by_key(where: str, mapped: MappedStore, ops: list[tuple[str, object]]) -> None:
     # compaction within a short run, an index small enough that probe paths collide, and keys
     # decoded a few rows at a time
-    saved = (columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK)
-    columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = 4, 4, 3
+    saved = (columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK, columns.SORT_WHOLE, columns.SORT_BUCKETS)
+    # ... and the sort by key done in buckets past a handful of rows
+    columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK, columns.SORT_WHOLE, columns.SORT_BUCKETS = 4, 4, 3, 5, 3
     try:
         table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
         model: dict[str, Row] = {}
@@ -83,7 +84,7 @@ def test_a_table_is_a_dict_of_rows_by_key(where: str, mapped: MappedStore, ops: 
         assert list(table.rows_by_key()) == sorted(model.values(), key=lambda r: r.name)
         assert len(table.alive) - table.live <= max(table.live, columns.COMPACT_AT)  # the dead are bounded
     finally:
-        columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK = saved
+        columns.COMPACT_AT, columns.MIN_SLOTS, columns.KEY_BLOCK, columns.SORT_WHOLE, columns.SORT_BUCKETS = saved
 
 
 @STORES
@@ -170,7 +171,8 @@ def test_codes_widen_as_the_distinct_values_grow(where: str, mapped: MappedStore
 def test_rows_read_in_key_order_stay_whole_when_the_table_compacts_meanwhile(where: str, mapped: MappedStore) -> None:
     # summary.json is written from a thread while the watch changes the table: the rows asked for
     # come back as they were, even when removals rebuild the columns halfway through the read
-    (columns.COMPACT_AT, columns.MIN_SLOTS), saved = (4, 4), (columns.COMPACT_AT, columns.MIN_SLOTS)
+    saved = (columns.COMPACT_AT, columns.MIN_SLOTS, columns.SORT_WHOLE, columns.SORT_BUCKETS)
+    columns.COMPACT_AT, columns.MIN_SLOTS, columns.SORT_WHOLE, columns.SORT_BUCKETS = 4, 4, 6, 4
     try:
         table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
         before = [Row(f"t-{i:02d}", "abc"[i % 3], i, i / 4) for i in range(30)][::-1]
@@ -185,4 +187,15 @@ def test_rows_read_in_key_order_stay_whole_when_the_table_compacts_meanwhile(whe
         assert len(table.alive) < width  # compacted: the columns were rebuilt
         assert first + list(reading) == sorted(before, key=lambda r: r.name)
     finally:
-        columns.COMPACT_AT, columns.MIN_SLOTS = saved
+        columns.COMPACT_AT, columns.MIN_SLOTS, columns.SORT_WHOLE, columns.SORT_BUCKETS = saved
+
+
+@STORES
+def test_many_rows_come_back_in_key_order_a_bucket_at_a_time(where: str, mapped: MappedStore) -> None:
+    table: Table[Row] = Table(Row, floats=("cost",), ints=("attempt",), store=store_of(where, mapped))
+    rng = random.Random(5)
+    names = [f"s-{rng.getrandbits(40):010x}" for _ in range(20_000)]
+    for i, name in enumerate(names):
+        table.put(Row(name=name, task="ab"[i % 2], attempt=i, cost=0.0))
+    assert [r.name for r in table.rows_by_key()] == sorted(set(names))
+    assert [r.name for r in table.rows_by_key(task="b")] == sorted({n for i, n in enumerate(names) if i % 2})

@@ -11,7 +11,7 @@ its owner's uid (or, without an owner reference, its trial label's name).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +37,21 @@ def _trial_owner_uid(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
+def named_trials(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial]) -> list[str]:
+    """The trial names the objects carry (their trial label) that `trials` does not hold, sorted:
+    the janitor lists the unsettled trials only (few: the active ones) and reads these by name,
+    never listing every trial of the namespace (docs/performance.md#memory)."""
+    names = {t.name for t in trials}
+    return sorted({trial for obj in objects
+                   if (trial := ((obj.get("metadata") or {}).get("labels") or {}).get(labels.TRIAL))
+                   and trial not in names})
+
+
 def orphaned(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], *,
-             limit: int = MAX_DELETES_PER_TICK) -> list[str]:
-    """Names of trial-labelled objects whose trial is gone (at most `limit`, oldest name first)."""
+             limit: int = MAX_DELETES_PER_TICK, unknown: Container[str] = ()) -> list[str]:
+    """Names of trial-labelled objects whose trial is gone (at most `limit`, oldest name first).
+    `trials` holds every trial the objects name, except those in `unknown` (not read this tick),
+    whose objects wait for the next."""
     uids = {t.uid for t in trials}
     names = {t.name for t in trials}
     found = []
@@ -48,6 +60,8 @@ def orphaned(objects: Iterable[Mapping[str, Any]], trials: Sequence[LiveTrial], 
         trial = (meta.get("labels") or {}).get(labels.TRIAL)
         # a warm pod waits for a trial not created yet: its sweep owns and collects it (docs/warm-pods.md)
         if not trial or meta.get("deletionTimestamp") or (meta.get("labels") or {}).get(labels.WARM) == "true":
+            continue
+        if trial in unknown:
             continue
         owner = _trial_owner_uid(obj)
         if (owner is not None and owner not in uids) or (owner is None and trial not in names):
@@ -76,9 +90,13 @@ def live_trial_ids(sweep_uid: str, trials: Sequence[LiveTrial]) -> set[str]:
     return {relay_trial_id(sweep_uid, t.name, t.retries) for t in trials if not t.settled}
 
 
-def sweep_trial_ids(sweep_uid: str, planned_names: Iterable[str], max_retries: int) -> set[str]:
-    """Every relay trial id this sweep can have made (its planned trials × every try)."""
-    return {relay_trial_id(sweep_uid, name, retry) for name in planned_names for retry in range(max_retries + 1)}
+def sweep_trial_ids(sweep_uid: str, planned_names: Iterable[str], max_retries: int,
+                    among: Container[str] | None = None) -> set[str]:
+    """The relay trial ids this sweep can have made (its planned trials × every try) — only
+    those in `among` when it is given: the names are read as a stream and only the ids asked
+    about are kept, not one per trial and try."""
+    ids = (relay_trial_id(sweep_uid, name, retry) for name in planned_names for retry in range(max_retries + 1))
+    return {i for i in ids if among is None or i in among}
 
 
 def unarchived_orphans(rows: Iterable[str], *, live: set[str], ours: set[str],

@@ -64,3 +64,21 @@ def test_warm_pods_are_never_trial_orphans_and_go_once_their_sweep_is_idle() -> 
     assert left_warm(pods, created, idle=False) == []
     # the sweep starts nothing more: the pod of the trial never created goes; t1's is its launch's
     assert left_warm(pods, created, idle=True) == ["t2"]
+
+
+def test_trials_the_listing_missed_are_named_and_unread_ones_wait() -> None:
+    objects = [obj("a", "t1", "uid-1"), obj("b", "settled-one"), obj("c", "gone"), obj("d", None),
+               obj("e", "gone")]
+    # the janitor lists the unsettled trials (t1) and reads the others by name
+    assert orphans.named_trials(objects, TRIALS[:1]) == ["gone", "settled-one"]
+    read = [*TRIALS[:1], LiveTrial("settled-one", "uid-s", 0, True)]
+    # "gone" was not read this tick: its objects wait rather than be judged without their trial
+    assert orphans.orphaned(objects, read, unknown={"gone"}) == []
+    assert orphans.orphaned(objects, read) == ["c", "e"]
+
+
+def test_only_the_ids_asked_about_are_kept() -> None:
+    wanted = {relay_trial_id("u", "t7", 1), "not-ours"}
+    ids = orphans.sweep_trial_ids("u", (f"t{i}" for i in range(100)), 2, among=wanted)
+    assert ids == {relay_trial_id("u", "t7", 1)}
+    assert len(orphans.sweep_trial_ids("u", ["t1", "t2"], 1)) == 4

@@ -9,7 +9,7 @@ channel is a no-op), and never fatal: a tick that cannot reach the relay tries a
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,13 @@ from buzz_operator.kube.client import Kube
 from buzz_operator.relay import tenant
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
 from buzz_operator.storage import StorageError
-from buzz_operator.sweep.planner import plan_trials
+from buzz_operator.sweep.planner import trial_name
 from buzz_operator.trial.state import RELEASED, is_terminal
 
 log = logging.getLogger(__name__)
 OURS = f"{labels.MANAGED_BY}={labels.MANAGER},{labels.TRIAL}"
+UNSETTLED = f"!{labels.SETTLED}"
+LOOKUPS_PER_TICK = orphans.MAX_DELETES_PER_TICK  # trials read one by one in a tick
 
 
 @dataclass
@@ -57,14 +59,29 @@ async def _trials(kube: Kube, namespace: str, selector: str | None = None) -> li
     return [_live(item) async for item in resources.iter_objects(kube, TRIALS, namespace, selector=selector)]
 
 
+async def _trials_of(kube: Kube, namespace: str, objects: list[Mapping[str, Any]],
+                     selector: str = UNSETTLED) -> tuple[list[LiveTrial], set[str]]:
+    """The trials `objects` name: the unsettled ones listed (the active ones: few), each other
+    one read by name — a settled trial's, or a trial gone — at most LOOKUPS_PER_TICK of them;
+    and the names not read this tick. A list of every trial of the namespace each minute was a
+    transient that grew with the sweeps (docs/performance.md#memory)."""
+    trials = await _trials(kube, namespace, selector)  # listed after the objects: see orphans.py
+    named = orphans.named_trials(objects, trials)
+    for name in named[:LOOKUPS_PER_TICK]:
+        if (body := await resources.get(kube, TRIALS, namespace, name)) is not None:
+            trials.append(_live(body))
+    return trials, set(named[LOOKUPS_PER_TICK:])
+
+
 async def reap_objects(kube: Kube, namespace: str) -> tuple[list[str], list[str]]:
     """Trial pods and Secrets of the namespace whose BuzzTrial is gone."""
     pods = kube.api.sanitize_for_serialization(
         await kube.core.list_namespaced_pod(namespace, label_selector=OURS)).get("items", [])
     secrets = kube.api.sanitize_for_serialization(
         await kube.core.list_namespaced_secret(namespace, label_selector=OURS)).get("items", [])
-    trials = await _trials(kube, namespace)  # listed after: see orphans.py
-    dead_pods, dead_secrets = orphans.orphaned(pods, trials), orphans.orphaned(secrets, trials)
+    trials, unknown = await _trials_of(kube, namespace, [*pods, *secrets])
+    dead_pods = orphans.orphaned(pods, trials, unknown=unknown)
+    dead_secrets = orphans.orphaned(secrets, trials, unknown=unknown)
     for name in dead_pods:
         await objects.delete_pod(kube, namespace, name, grace_seconds=0)
     for name in dead_secrets:
@@ -95,18 +112,27 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
         await conn.close()
     if not rows:
         return []
-    trials = await _trials(kube, namespace, f"{labels.SWEEP}={label_value(name)}")
-    live = orphans.live_trial_ids(uid, trials)
+    # a running try's tenant is live: its trial is not settled, so the unsettled ones tell
+    live = orphans.live_trial_ids(uid, await _trials(kube, namespace, f"{labels.SWEEP}={label_value(name)},{UNSETTLED}"))
     handles = {row["trial_id"]: row["handle"] for row in rows}
-    candidates = [t for t in handles if t not in live]
+    candidates = {t for t in handles if t not in live}
     if not candidates:
         return []
     status = sweep.get("status") or {}
-    planned = {t.name for t in trials}
+    # every name the sweep's trials have or its plan gives, read as a stream (a page of trials at
+    # a time), keeping only the candidates' ids
+    names: list[AsyncIterator[str] | Iterator[str]] = [_names(kube, namespace, name)]
     if status.get("conditionHash"):
         tasks = await _task_names(kube, namespace, spec)
-        planned |= {p.name for p in plan_trials(name, uid, status["conditionHash"], tasks, spec.attempts)}
-    ours = orphans.sweep_trial_ids(uid, planned, spec.retry.max_retries)
+        names.append(trial_name(name, status["conditionHash"], task, attempt)
+                     for attempt in range(1, spec.attempts + 1) for task in tasks)
+    ours: set[str] = set()
+    for source in names:
+        if isinstance(source, Iterator):
+            ours |= orphans.sweep_trial_ids(uid, source, spec.retry.max_retries, among=candidates)
+        else:
+            async for trial in source:
+                ours |= orphans.sweep_trial_ids(uid, (trial,), spec.retry.max_retries, among=candidates)
     archived = []
     for trial_id in orphans.unarchived_orphans(candidates, live=live, ours=ours):
         raw = handles[trial_id]
@@ -118,6 +144,11 @@ async def reap_channels(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
             break
         archived.append(handle.channel_id)
     return archived
+
+
+async def _names(kube: Kube, namespace: str, sweep: str) -> AsyncIterator[str]:
+    async for item in resources.iter_objects(kube, TRIALS, namespace, selector=f"{labels.SWEEP}={label_value(sweep)}"):
+        yield str(item["metadata"]["name"])
 
 
 async def _task_names(kube: Kube, namespace: str, spec: BuzzSweepSpec) -> list[str]:
@@ -147,11 +178,17 @@ async def reap_warm(kube: Kube, sweep: Mapping[str, Any]) -> list[str]:
         namespace, label_selector=f"{labels.WARM}=true,{labels.SWEEP}={label_value(meta['name'])}")).get("items", [])
     if not pods:
         return []
-    trials = await _trials(kube, namespace, f"{labels.SWEEP}={label_value(meta['name'])}")
-    left = orphans.left_warm(pods, trials, idle=True)
+    trials, unknown = await _trials_of(kube, namespace, pods, f"{labels.SWEEP}={label_value(meta['name'])},{UNSETTLED}")
+    left = [name for name in orphans.left_warm(pods, trials, idle=True)
+            if _trial_label(pods, name) not in unknown]
     for name in left:
         await objects.delete_pod(kube, namespace, name, grace_seconds=0)
     return left
+
+
+def _trial_label(objects: list[Mapping[str, Any]], name: str) -> str | None:
+    return next((((o.get("metadata") or {}).get("labels") or {}).get(labels.TRIAL)
+                 for o in objects if (o.get("metadata") or {}).get("name") == name), None)
 
 
 async def tick(kube: Kube, sweep: Mapping[str, Any]) -> Reaped:

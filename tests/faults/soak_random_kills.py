@@ -3,8 +3,9 @@
 Two operator replicas with leader election (docs/leadership.md) carry sweeps of real trials on the
 local cluster — the stand-in stack, the builtin suite (hello-file and the Buzz-native tasks),
 spec.parallelism at the node's full width — first a baseline sweep with no kills, then the soak
-sweep with the **leader** SIGKILLed at random every 20–60 s (and started again as a standby a
-second later, so a standby is always there to take over).
+sweep with the **leader** SIGKILLed at random every 20–60 s, and started again as a standby once
+the other replica holds the Lease (started at once, it would take back its own Lease before the
+standby's wait is over: a restart, not a takeover).
 
 Printed, then asserted:
 - every trial committed exactly once: each trial terminal, its bundle's result.json and
@@ -12,7 +13,9 @@ Printed, then asserted:
   archived; no trial pod made twice (the pod watch);
 - nothing left after twice the janitor's interval (its grace to find and reap leftovers): no pod
   of a trial (trial, warm or pull pod), no trial Secret;
-- trials per minute without and with the kills.
+- each takeover: seconds from the kill until the other replica held the Lease;
+- trials per minute without and with the kills, over the middle of each sweep (from 10 % to
+  90 % of its trials settled), so the baseline's start and end do not weigh on it.
 
 Sizes from the environment: BUZZ_SOAK_TRIALS (1,000), BUZZ_SOAK_BASELINE (a tenth of them, at
 least 10), BUZZ_SOAK_PARALLELISM (8), BUZZ_SOAK_KILL_S ("20-60"), BUZZ_SOAK_SEED (the kills'
@@ -60,7 +63,7 @@ async def holder(kube: Kube, namespace: str) -> str | None:
 async def run_sweep(kube: Kube, namespace: str, make_sweep, store: Path, name: str, trials: int,  # type: ignore[no-untyped-def]
                     replicas: dict[str, OperatorProcess], kills: random.Random | None) -> tuple[list[dict], float, list[str]]:  # type: ignore[type-arg]
     """Run one sweep of `trials` to the end, killing the leader at random when `kills` is given:
-    (its trials, seconds from creation until every trial settled, the kills made)."""
+    (its trials, trials settled per minute from 10 % to 90 % of them, the kills made)."""
     attempts = -(-trials // len(TASKS))
     await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", make_sweep(
         name, store_url=f"file://{store}", tasks=TASKS, attempts=attempts, parallelism=PARALLELISM,
@@ -70,21 +73,37 @@ async def run_sweep(kube: Kube, namespace: str, make_sweep, store: Path, name: s
     next_kill = started + (kills.uniform(KILL_MIN_S, KILL_MAX_S) if kills else float("inf"))
     made: list[str] = []
     deadline = started + TRIAL_S * max(planned / 100, 1)
+    progress: list[tuple[float, int]] = []  # (seconds since creation, trials settled)
     while time.monotonic() < deadline:
         found = [t for t in await list_trials(kube, namespace) if t["spec"].get("sweepName") == name]
-        if len(found) == planned and all(settled(t) for t in found):
-            return found, time.monotonic() - started, made
+        done = sum(settled(t) for t in found)
+        progress.append((time.monotonic() - started, done))
+        if len(found) == planned and done == planned:
+            return found, _middle_rate(progress, planned), made
         if kills and time.monotonic() >= next_kill:
             leader = await holder(kube, namespace)
             if leader in replicas and replicas[leader].proc is not None and replicas[leader].proc.poll() is None:
                 replicas[leader].kill()
-                made.append(f"{leader} @{time.monotonic() - started:.0f}s "
-                            f"({sum(settled(t) for t in found)}/{planned} settled)")
-                await asyncio.sleep(1)
+                died = time.monotonic()
+                handed = None
+                while handed is None and time.monotonic() - died < 60:
+                    if await holder(kube, namespace) not in (None, leader):
+                        handed = time.monotonic() - died
+                    else:
+                        await asyncio.sleep(0.2)
+                made.append(f"{leader} @{died - started:.0f}s ({done}/{planned} settled), "
+                            + (f"Lease handed over after {handed:.1f}s" if handed is not None else "no takeover in 60s"))
                 replicas[leader].start()  # back as a standby
             next_kill = time.monotonic() + kills.uniform(KILL_MIN_S, KILL_MAX_S)
         await asyncio.sleep(2)
     raise AssertionError(f"sweep {name}: not every trial settled within {deadline - started:.0f}s")
+
+
+def _middle_rate(progress: list[tuple[float, int]], planned: int) -> float:
+    """Trials settled per minute between the polls where 10 % and 90 % of them had settled."""
+    low = next(p for p in progress if p[1] >= planned * 0.1)
+    high = next(p for p in progress if p[1] >= planned * 0.9)
+    return 60 * (high[1] - low[1]) / (high[0] - low[0]) if high[0] > low[0] else float("nan")
 
 
 async def committed(cluster_relay, store: Path, name: str, trials: list[dict]) -> dict[str, int]:  # type: ignore[no-untyped-def, type-arg]
@@ -132,11 +151,13 @@ async def test_a_thousand_trials_with_the_leader_killed_at_random(  # type: igno
         for process in replicas.values():
             process.start()
         await wait_for(lambda: holder(kube, namespace), 60, "a replica to lead", poll=0.2)
-        calm, calm_s, _ = await run_sweep(kube, namespace, make_sweep, store, "calm", BASELINE, replicas, None)
-        print(f"soak: baseline {len(calm)} trials in {calm_s:.0f}s, no kills", flush=True)
-        soak, soak_s, kills = await run_sweep(kube, namespace, make_sweep, store, "soak", TRIALS, replicas,
-                                              random.Random(SEED))
-        print(f"soak: {len(soak)} trials in {soak_s:.0f}s, leader killed {len(kills)}x", flush=True)
+        began = time.monotonic()
+        calm, calm_rate, _ = await run_sweep(kube, namespace, make_sweep, store, "calm", BASELINE, replicas, None)
+        print(f"soak: baseline {len(calm)} trials in {time.monotonic() - began:.0f}s, no kills", flush=True)
+        began = time.monotonic()
+        soak, soak_rate, kills = await run_sweep(kube, namespace, make_sweep, store, "soak", TRIALS, replicas,
+                                                 random.Random(SEED))
+        print(f"soak: {len(soak)} trials in {time.monotonic() - began:.0f}s, leader killed {len(kills)}x", flush=True)
         await asyncio.sleep(2 * JANITOR_S)
         left = await leftovers(kube, namespace)
     finally:
@@ -144,10 +165,10 @@ async def test_a_thousand_trials_with_the_leader_killed_at_random(  # type: igno
         codes = {name: process.stop() for name, process in replicas.items()}
     figures = {name: await committed(cluster_relay, store, name, trials)
                for name, trials in (("calm", calm), ("soak", soak))}
-    rate = {"calm": 60 * len(calm) / calm_s, "soak": 60 * len(soak) / soak_s}
+    rate = {"calm": calm_rate, "soak": soak_rate}
     for name, counted in figures.items():
         print(f"soak: {name}: " + ", ".join(f"{k} {v}" for k, v in counted.items())
-              + f"; {rate[name]:.1f} trials/min")
+              + f"; {rate[name]:.1f} trials/min from 10 % to 90 % settled")
     print(f"soak: kills: {'; '.join(kills)}")
     print(f"soak: after {2 * JANITOR_S:.0f}s: " + ", ".join(f"{k} {v}" for k, v in left.items())
           + f"; duplicate pods {pods.duplicates}; replica exit codes {codes}")
@@ -159,3 +180,4 @@ async def test_a_thousand_trials_with_the_leader_killed_at_random(  # type: igno
     assert pods.duplicates == 0, pods.twice()
     assert left == {"pods": 0, "warm pods": 0, "secrets": 0}, left
     assert kills, "no kill was made: the soak sweep ended before the first"
+    assert all("handed over" in kill for kill in kills), kills

@@ -222,3 +222,20 @@ class OperatorProcess:
             return int(self.proc.returncode)
         self.proc.send_signal(signal.SIGTERM)
         return int(self.proc.wait(timeout=60))
+
+
+LEASE = "buzz-operator"  # the Lease the replicas of the leader-election tests share
+
+
+def replica(name: str, namespace: str, workdir: Path) -> OperatorProcess:
+    """`buzz-operator --leader-election`, named ``name`` in the Lease."""
+    return OperatorProcess(namespace, workdir, name=name, env={"POD_NAME": name},
+                           args=("--leader-election", "--lease-name", LEASE, "--lease-namespace", namespace))
+
+
+async def lease_holder(kube, namespace: str) -> str | None:  # type: ignore[no-untyped-def]
+    """Who holds the replicas' Lease now (None when nobody does)."""
+    from buzz_operator.kube import leases
+
+    lease = await leases.read_lease(kube, namespace, LEASE, timeout_s=5)
+    return ((lease or {}).get("spec") or {}).get("holderIdentity")

@@ -33,10 +33,18 @@ from pathlib import Path
 import asyncpg
 from buzz_operator.api import labels
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.kube import leases
 from buzz_operator.kube.client import Kube
 
-from .conftest import OperatorProcess, TrialPodWatch, list_trials, settled, tally, wait_for
+from .conftest import (
+    OperatorProcess,
+    TrialPodWatch,
+    lease_holder,
+    list_trials,
+    replica,
+    settled,
+    tally,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = sorted(p.name for p in (ROOT / "tasks").iterdir() if (p / "task.toml").is_file())
@@ -46,18 +54,7 @@ PARALLELISM = int(os.environ.get("BUZZ_SOAK_PARALLELISM", "8"))
 KILL_MIN_S, KILL_MAX_S = (float(x) for x in os.environ.get("BUZZ_SOAK_KILL_S", "20-60").split("-"))
 SEED = int(os.environ.get("BUZZ_SOAK_SEED", str(int(time.time()))))
 JANITOR_S = 10.0  # OperatorProcess runs the janitor every 10 s
-LEASE = "buzz-operator"
 TRIAL_S = 1800.0  # the longest a sweep may take per 100 trials before the run gives up
-
-
-def replica(name: str, namespace: str, workdir: Path) -> OperatorProcess:
-    return OperatorProcess(namespace, workdir, name=name, env={"POD_NAME": name},
-                           args=("--leader-election", "--lease-name", LEASE, "--lease-namespace", namespace))
-
-
-async def holder(kube: Kube, namespace: str) -> str | None:
-    lease = await leases.read_lease(kube, namespace, LEASE, timeout_s=5)
-    return ((lease or {}).get("spec") or {}).get("holderIdentity")
 
 
 async def run_sweep(kube: Kube, namespace: str, make_sweep, store: Path, name: str, trials: int,  # type: ignore[no-untyped-def]
@@ -81,13 +78,13 @@ async def run_sweep(kube: Kube, namespace: str, make_sweep, store: Path, name: s
         if len(found) == planned and done == planned:
             return found, _middle_rate(progress, planned), made
         if kills and time.monotonic() >= next_kill:
-            leader = await holder(kube, namespace)
+            leader = await lease_holder(kube, namespace)
             if leader in replicas and replicas[leader].proc is not None and replicas[leader].proc.poll() is None:
                 replicas[leader].kill()
                 died = time.monotonic()
                 handed = None
                 while handed is None and time.monotonic() - died < 60:
-                    if await holder(kube, namespace) not in (None, leader):
+                    if await lease_holder(kube, namespace) not in (None, leader):
                         handed = time.monotonic() - died
                     else:
                         await asyncio.sleep(0.2)
@@ -150,7 +147,7 @@ async def test_a_thousand_trials_with_the_leader_killed_at_random(  # type: igno
     try:
         for process in replicas.values():
             process.start()
-        await wait_for(lambda: holder(kube, namespace), 60, "a replica to lead", poll=0.2)
+        await wait_for(lambda: lease_holder(kube, namespace), 60, "a replica to lead", poll=0.2)
         began = time.monotonic()
         calm, calm_rate, _ = await run_sweep(kube, namespace, make_sweep, store, "calm", BASELINE, replicas, None)
         print(f"soak: baseline {len(calm)} trials in {time.monotonic() - began:.0f}s, no kills", flush=True)

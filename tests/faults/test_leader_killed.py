@@ -16,14 +16,12 @@ from pathlib import Path
 
 import asyncpg
 from buzz_operator.api.common import GROUP, VERSION
-from buzz_operator.kube import leases
 from buzz_operator.kube.client import Kube
 
-from .conftest import OperatorProcess, TrialPodWatch, list_trials, settled, tally, wait_for
+from .conftest import TrialPodWatch, lease_holder, list_trials, replica, settled, tally, wait_for
 
 TASKS = ["hello-file", "user-mention", "reply-to-thread", "create-channel-invite-users", "multiline-message"]
 ATTEMPTS = 2  # 10 trials
-LEASE = "buzz-operator"
 KILL_POINTS = (
     ("a trial Running", lambda ts: any(_phase(t) == "Running" for t in ts)),
     ("a trial grading or bundling", lambda ts: any(_phase(t) in ("Collecting", "Grading", "Bundling") for t in ts)),
@@ -32,17 +30,6 @@ KILL_POINTS = (
 
 def _phase(trial: dict) -> str:  # type: ignore[type-arg]
     return str((trial.get("status") or {}).get("phase") or "Pending")
-
-
-def replica(name: str, namespace: str, workdir: Path) -> OperatorProcess:
-    """`buzz-operator --leader-election`, named ``name`` in the Lease."""
-    return OperatorProcess(namespace, workdir, name=name, env={"POD_NAME": name},
-                           args=("--leader-election", "--lease-name", LEASE, "--lease-namespace", namespace))
-
-
-async def _holder(kube: Kube, namespace: str) -> str | None:
-    lease = await leases.read_lease(kube, namespace, LEASE, timeout_s=5)
-    return ((lease or {}).get("spec") or {}).get("holderIdentity")
 
 
 async def _versions(kube: Kube, namespace: str) -> dict[str, str]:
@@ -78,7 +65,7 @@ async def test_the_standby_takes_over_when_the_leader_is_sigkilled(  # type: ign
     try:
         for process in replicas.values():
             process.start()
-        await wait_for(lambda: _holder(kube, namespace), 60, "a replica to lead", poll=0.2)
+        await wait_for(lambda: lease_holder(kube, namespace), 60, "a replica to lead", poll=0.2)
         await kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "buzzsweeps", make_sweep(
             "failover", store_url=f"file://{store}", tasks=TASKS, attempts=ATTEMPTS, parallelism=4,
             cpuRequestFraction=0.1, retry={"maxRetries": 2, "backoffSeconds": 1}))
@@ -86,14 +73,14 @@ async def test_the_standby_takes_over_when_the_leader_is_sigkilled(  # type: ign
             async def at_point(reached=reached) -> bool:  # type: ignore[no-untyped-def]
                 return reached(await list_trials(kube, namespace))
             await wait_for(at_point, 600, what, poll=0.2)
-            leader = await _holder(kube, namespace)
+            leader = await lease_holder(kube, namespace)
             assert leader in replicas, leader
             replicas[leader].kill()
             died = time.monotonic()
             before = await _versions(kube, namespace)
             handed = wrote = None
             while (handed is None or wrote is None) and time.monotonic() - died < 120:
-                if handed is None and await _holder(kube, namespace) not in (None, leader):
+                if handed is None and await lease_holder(kube, namespace) not in (None, leader):
                     handed = time.monotonic() - died
                 now = await _versions(kube, namespace)
                 if wrote is None and any(before.get(k) != v for k, v in now.items()):

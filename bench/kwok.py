@@ -56,6 +56,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from cluster import stage, sweep_body  # noqa: E402
+from cpu_share import print_split, snapshot, split  # noqa: E402
 from figures import HIGHER, INFO, LOWER, Figure, percentile, record  # noqa: E402
 from pod_path import PROBE, PROBE_STAMP  # noqa: E402
 from scale import (  # noqa: E402
@@ -73,6 +74,8 @@ from scale import (  # noqa: E402
 )
 
 RELEASE_AT_ONCE = 16
+# the operator this benchmark runs: bench/profiled_operator.py puts it under cProfile (bench/README.md)
+OPERATOR_SCRIPT = os.environ.get("BUZZ_BENCH_OPERATOR") or "bench/observed_operator.py"
 # a warm pod no trial claims is a pod made for nothing: at most 5 % of them (docs/warm-pods.md)
 TARGET_PODS_PER_TRIAL = 1.05
 KWOK = ["bash", str(ROOT / "hack" / "kwok.sh")]
@@ -201,9 +204,10 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
             env = {**os.environ, "PYTHONPATH": str(ROOT / "operator"), "BUZZ_BENCH_POD_HOLD_S": str(args.hold)}
             with log_path.open("wb") as log:
                 # Popen only forks; it does not wait
-                operator = subprocess.Popen([sys.executable, str(ROOT / "bench" / "observed_operator.py"), namespace,  # noqa: ASYNC220
+                operator = subprocess.Popen([sys.executable, str(ROOT / OPERATOR_SCRIPT), namespace,  # noqa: ASYNC220
                                              str(stats_path), "--pod-path"], stdout=log, stderr=subprocess.STDOUT,
                                             env=env)
+            cpu_before = snapshot(operator.pid, os.getpid())
             print(f"{total:,} trials: 1 sweep x {tasks} tasks x {attempts} attempts, parallelism {args.parallelism}, "
                   f"{args.nodes} fake nodes; namespace {namespace}", flush=True)
             started = time.time()
@@ -239,6 +243,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
                     break
                 await asyncio.sleep(2.0)
             elapsed = time.time() - started
+            cpu = split(cpu_before, snapshot(operator.pid, os.getpid()))
             left, drained_s = await trial_pods_left(kube, namespace)
             await ask_heap(operator, stats_path, heaps_asked)
             released = await release_trial_finalizers(kube, namespace)
@@ -253,7 +258,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> int:
         await kube.close()
         with contextlib.suppress(RuntimeError):
             kwok("down")
-    return report(total, elapsed, clock, samples, stats_path, left, drained_s, args.warm, args.hold)
+    return report(total, elapsed, clock, samples, stats_path, left, drained_s, args.warm, args.hold, cpu)
 
 
 def spread(values: list[float]) -> str:
@@ -261,7 +266,8 @@ def spread(values: list[float]) -> str:
 
 
 def report(total: int, elapsed: float, clock: PodClock, samples: list[dict[str, Any]], stats_path: Path,
-           left: int, drained_s: float, warm: int = 0, hold: float = 0.0) -> int:
+           left: int, drained_s: float, warm: int = 0, hold: float = 0.0,
+           cpu: list[tuple[str, float, float]] | None = None) -> int:
     records = [json.loads(line) for line in stats_path.read_text().splitlines() if line.strip()]
     operator_samples = [r for r in records if r["kind"] == "sample"]
     pods = [r for r in records if r["kind"] == "pod"]
@@ -319,6 +325,13 @@ def report(total: int, elapsed: float, clock: PodClock, samples: list[dict[str, 
     ok &= bool(record(Figure("P5 trial pods left a minute after the sweep finished", "pods", [float(left)], LOWER,
                              0.0, decimals=0, note=f"each trial deletes its pod; the last went {drained_s:.0f} s "
                                                    "after the sweep counted every trial")).passed)
+    if cpu:
+        print_split(cpu, elapsed)
+        share = {name: part for name, _, part in cpu}
+        record(Figure("P5 the operator's share of the machine's CPU", "%", [share.get("operator", 0.0) * 100], INFO,
+                      decimals=1, note=f"the cluster's (apiserver, etcd, scheduler, controller manager, kwok, kubelet, "
+                                       f"containerd) {sum(p for n, p in share.items() if n not in ('operator', 'idle', 'benchmark', 'other')) * 100:.1f} %, "
+                                       f"idle {share.get('idle', 0.0) * 100:.1f} %"))
     if pods:
         print(f"operator-side pod lifecycle: create {statistics.median(r['create_ms'] for r in pods):.0f} ms, "
               f"to Running {statistics.median(r['running_ms'] for r in pods):.0f} ms, status + delete "

@@ -1,6 +1,7 @@
 """bench/observed_operator.py under cProfile, for `BUZZ_BENCH_OPERATOR` (bench/README.md).
 
     BUZZ_BENCH_OPERATOR=bench/profiled_operator.py .venv/bin/python bench/trial.py --attempts 3
+    BUZZ_BENCH_OPERATOR=bench/profiled_operator.py .venv/bin/python bench/kwok.py --trials 2000 --nodes 20
 
 The profiler's clock is the main thread's CPU time (time.thread_time), so the profile says where
 the operator's CPU goes, not where it waits: the event loop, kopf and every handler run on the
@@ -34,7 +35,7 @@ def main() -> None:
     began_cpu, began = time.process_time(), time.monotonic()
     profile.enable()
     try:
-        observed_operator.main(sys.argv[1], sys.argv[2], "--sweep-path" in sys.argv[3:])
+        observed_operator.main(sys.argv[1], sys.argv[2], "--sweep-path" in sys.argv[3:], "--pod-path" in sys.argv[3:])
     finally:
         profile.disable()
         profile.dump_stats(out / "operator-profile.prof")

@@ -103,6 +103,26 @@ async def test_operator_killed_with_warm_pods_up_loses_and_leaks_nothing(  # typ
           f"({scored} scored 1.0), {len(claimed(trials))} claimed warm, {len(warm_seen)} warm pods seen, "
           f"{len(duplicate)} duplicate pods, {len(strays)} pods of no trial, {len(missing)} bundles missing")
     assert code == 0, operator.log_path.read_text()[-3000:]
-    assert terminal == scored == COUNT
+    assert terminal == scored == COUNT, unscored_story(trials, store / "warmkill", operator.log_path)
     assert claimed(trials), "no trial started on a warm pod"
     assert not duplicate and not strays and not missing, (duplicate, strays, missing)
+
+
+def unscored_story(trials: list[dict], bundles: Path, log: Path) -> str:  # type: ignore[type-arg]
+    """What a trial that did not score 1.0 went through: its status, its result.json's verifier
+    and exception parts, and the operator's log lines naming it; so a rare failure in CI says why."""
+    import json
+
+    told = []
+    lines = log.read_text(errors="replace").splitlines()
+    for trial in trials:
+        status = trial.get("status") or {}
+        if status.get("reward") == 1.0:
+            continue
+        name = trial["metadata"]["name"]
+        result = bundles / name / "result.json"
+        found = json.loads(result.read_text()) if result.is_file() else {}
+        told.append(f"{name}: status {json.dumps(status, sort_keys=True)[:3000]}\n"
+                    f"  result verifier {found.get('verifier_result')} exception {found.get('exception_info')}\n"
+                    + "\n".join(f"  | {line[:400]}" for line in lines if name in line)[-6000:])
+    return "\n".join(told)

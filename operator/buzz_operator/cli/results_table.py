@@ -19,11 +19,21 @@ def _pass_k(row: dict[str, Any]) -> str:
     )
 
 
+def _pass_all_k(row: dict[str, Any]) -> str:
+    """pass^k at the largest k, over its interval (docs/statistics.md#the-estimands): the
+    reliability figure, one k so the table stays as narrow as the seed's."""
+    figures = row["statistics"]["pass_hat_k"]
+    if not figures:
+        return "-"
+    k = max(figures, key=int)
+    return f"^{k}={figures[k]['estimate']:.2f}\n{_interval(figures[k])}"
+
+
 def render(console: Console, results: ResultsTable, document: dict[str, Any]) -> None:
     table = Table(title=f"sweep {results.sweep} — per condition", title_justify="left")
     for column, justify in (
         ("condition", "left"), ("hash", "left"), ("stack", "left"), ("ag", "right"), ("n", "right"), ("pass", "right"),
-        ("pass@k", "left"), ("$/trial", "right"), ("$ total", "right"), ("ktok", "right"),
+        ("pass@k", "left"), ("pass^k", "left"), ("$/trial", "right"), ("$ total", "right"), ("ktok", "right"),
         ("sec", "right"), ("flags", "left"),
     ):  # fmt: skip
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -38,6 +48,7 @@ def render(console: Console, results: ResultsTable, document: dict[str, Any]) ->
             # the interval under the figure, so the table is no wider than the seed's
             f"{row['pass_rate']:.3f}\n{_interval(row['statistics']['pass_rate'])}",
             _pass_k(row),
+            _pass_all_k(row),
             _range(per["floor"], per["ceiling"], 4),
             _range(total["floor"], total["ceiling"], 2),
             f"{row['tokens']['per_trial'] / 1000:.1f}",

@@ -22,8 +22,9 @@ from .condition_stats import BOX_HITS, ConditionStats, dimensions, task_counts
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
 from .table import ResultsTable
 
-# 2: each comparison pairs the box rates (comparisons[].box, docs/resources.md#infra-noise)
-COMPARE_VERSION = 2
+# 2: each comparison pairs the box rates (comparisons[].box, docs/resources.md#infra-noise);
+# 3: each sweep's statistics carry pass^k (statistics.pass_hat_k, docs/statistics.md#the-estimands)
+COMPARE_VERSION = 3
 STACK_SHORT = 8
 
 

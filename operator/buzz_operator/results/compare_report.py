@@ -35,7 +35,8 @@ def statistics_table(labelled: Sequence[tuple[str, Mapping[str, Any]]], table_id
     """One row per (label, statistics block): the figures of condition_stats.py."""
     head = (
         "<tr><th class=l>condition</th><th>scored</th><th>tasks</th><th>excluded (broken/infra)</th>"
-        "<th>pass rate [95 %]</th><th class=l>pass@k [95 %]</th><th>$/trial (floor – ceiling)</th>"
+        "<th>pass rate [95 %]</th><th class=l>pass@k [95 %]</th><th class=l>pass^k [95 %]</th>"
+        "<th>$/trial (floor – ceiling)</th>"
         "<th>$/solved task (floor – ceiling)</th><th>ktok/trial</th></tr>"
     )
     body = []
@@ -43,11 +44,15 @@ def statistics_table(labelled: Sequence[tuple[str, Mapping[str, Any]]], table_id
         pass_k = "<br>".join(
             f"@{k} {_interval(v)}" for k, v in sorted(st["pass_at_k"].items(), key=lambda kv: int(kv[0]))
         )
+        pass_all_k = "<br>".join(
+            f"^{k} {_interval(v)}" for k, v in sorted(st["pass_hat_k"].items(), key=lambda kv: int(kv[0]))
+        )
         tokens = st["tokens_per_trial"]
         body.append(
             f"<tr><td class=l>{_e(label)}</td><td>{st['scored']}</td><td>{st['tasks']}</td>"
             f"<td>{st['excluded']['broken']} / {st['excluded']['infra']}</td><td>{_interval(st['pass_rate'])}</td>"
-            f"<td class=l>{pass_k or '-'}</td><td>{_range(st['cost_usd']['per_trial'])}</td>"
+            f"<td class=l>{pass_k or '-'}</td><td class=l>{pass_all_k or '-'}</td>"
+            f"<td>{_range(st['cost_usd']['per_trial'])}</td>"
             f"<td>{_range(st['cost_usd']['per_solved_task'])}</td>"
             f"<td>{'-' if tokens is None else f'{tokens / 1000:.1f}'}</td></tr>"
         )

@@ -19,7 +19,7 @@ from buzz_operator.api.trial import FailureClass
 from buzz_operator.scoring.failures import classify_reason
 from buzz_operator.scoring.passing import PASS_THRESHOLD, k_values
 
-from .statistics import Resampling, TaskCounts, mean_interval, pass_at_k_value
+from .statistics import Resampling, TaskCounts, mean_interval, pass_at_k_value, pass_hat_k_value
 from .trial import TrialRecord
 
 REWARD = "reward"  # the verifiers' overall key; every other numeric key is a dimension
@@ -142,10 +142,12 @@ class ConditionStats:
         n = len(self.scored)
         most = max((c.n for c in counts), default=0)
         pass_k: dict[str, Any] = {}
+        pass_all_k: dict[str, Any] = {}
         for k in k_values(most) if most else []:
             eligible = [c for c in counts if c.n >= k]
             if eligible:
                 pass_k[str(k)] = mean_interval(eligible, pass_at_k_value(k), resampling).document()
+                pass_all_k[str(k)] = mean_interval(eligible, pass_hat_k_value(k), resampling).document()
         return {
             "scored": n,
             "tasks": len(counts),
@@ -153,6 +155,7 @@ class ConditionStats:
             "excluded": dict(self.excluded),
             "pass_rate": mean_interval(counts, resampling=resampling).document() if counts else None,
             "pass_at_k": pass_k,
+            "pass_hat_k": pass_all_k,
             "cost_usd": {
                 "per_trial": {
                     "floor": sum(t.cost_usd for t in self.scored) / n if n else None,

@@ -14,8 +14,9 @@ from .table import ConditionRow, ResultsTable
 from .trial import TrialRecord
 
 # 2: rows, failures and trial rows carry the stack digest; 3: rows carry their statistics;
-# 4: the statistics say what the box did (statistics.box, docs/resources.md#infra-noise)
-DOCUMENT_VERSION = 4
+# 4: the statistics say what the box did (statistics.box, docs/resources.md#infra-noise);
+# 5: they carry pass^k beside pass@k (statistics.pass_hat_k, docs/statistics.md#the-estimands)
+DOCUMENT_VERSION = 5
 
 CSV_COLUMNS = (
     "condition", "manifest_sha256", "agents", "n", "pass_rate",

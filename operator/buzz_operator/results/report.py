@@ -73,7 +73,7 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
     head = (
         "<tr><th class=l>condition</th><th class=l>hash</th><th class=l>stack</th><th>agents</th><th>n</th>"
         "<th>pass</th>"
-        "<th class=l>pass@k</th><th>$/trial</th><th>$ total (floor–ceiling)</th><th>ktok/trial</th>"
+        "<th class=l>pass@k</th><th class=l>pass^k</th><th>$/trial</th><th>$ total (floor–ceiling)</th><th>ktok/trial</th>"
         "<th>sec/trial</th><th>infra</th><th>pressure</th><th>retried</th><th class=l>flags</th></tr>"
     )
     body = []
@@ -81,12 +81,17 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
         pass_k = " ".join(
             f"@{k}={v:.2f}" for k, v in sorted(r["pass_at_k"].items(), key=lambda kv: int(kv[0]))
         )
+        pass_all_k = " ".join(
+            f"^{k}={v['estimate']:.2f}"
+            for k, v in sorted(r["statistics"]["pass_hat_k"].items(), key=lambda kv: int(kv[0]))
+        )
         total = r["cost_usd"]["total"]
         flags = ", ".join(r["flags"])
         body.append(
             f"<tr><td class=l>{_e(r['condition'])}</td><td class=l><code>{_e(r['hash'])}</code></td>"
             f"<td class=l><code>{_e(r['stack'] or '-')}</code></td>"
             f"<td>{r['agents']}</td><td>{r['n']}</td><td>{r['pass_rate']:.3f}</td><td class=l>{_e(pass_k)}</td>"
+            f"<td class=l>{_e(pass_all_k or '-')}</td>"
             f"<td>{r['cost_usd']['per_trial']['floor']:.4f}</td>"
             f"<td>{total['floor']:.4f} – {total['ceiling']:.4f}</td>"
             f"<td>{r['tokens']['per_trial'] / 1000:.1f}</td><td>{r['agent_seconds_per_trial']:.1f}</td>"

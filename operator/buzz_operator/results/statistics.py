@@ -97,6 +97,15 @@ def pass_at_k_value(k: int) -> TaskValue:
     return value
 
 
+def pass_hat_k_value(k: int) -> TaskValue:
+    """pass^k of one task: the unbiased estimate that all k attempts pass (scoring/passing.py)."""
+
+    def value(n: int, passed: int) -> float:
+        return comb(passed, k) / comb(n, k)
+
+    return value
+
+
 @cache
 def _cdf(n: int, passed: int) -> tuple[float, ...]:
     """P(X ≤ j) for j = 0..n-1 of X ~ Binomial(n, passed/n): the second-stage draw's table."""

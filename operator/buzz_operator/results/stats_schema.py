@@ -61,6 +61,11 @@ STATISTICS = obj(
             "propertyNames": {"pattern": "^[1-9][0-9]*$"},
             "additionalProperties": RATE_INTERVAL,
         },
+        "pass_hat_k": {
+            "type": "object",
+            "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+            "additionalProperties": RATE_INTERVAL,
+        },
         "cost_usd": obj({"per_trial": _FLOOR_CEILING, "per_solved_task": _FLOOR_CEILING}),
         "tokens_per_trial": {"type": ["number", "null"], "minimum": 0},
         "dimensions": {"type": "object", "additionalProperties": DIMENSION},

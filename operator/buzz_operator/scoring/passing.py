@@ -1,8 +1,10 @@
-"""When a trial passes, and pass@k over a task's attempts.
+"""When a trial passes, and pass@k and pass^k over a task's attempts.
 
 pass@k is the unbiased estimator of Chen et al. (2021) as Harbor computes it: per task, with
 n scored attempts of which c passed, pass@k = 1 − C(n−c, k) / C(n, k), averaged over the
-tasks that have at least k scored attempts. A trial passes when its reward is ≥ 1.0 (the
+tasks that have at least k scored attempts. pass^k (τ-bench, Yao et al. 2024) is its
+reliability twin, the chance that all k attempts pass: C(c, k) / C(n, k), the unbiased
+estimator of p^k from n attempts, averaged over the same tasks. A trial passes when its reward is ≥ 1.0 (the
 verifiers' "fully solved"); partial rewards count toward the mean, not toward pass@k
 (docs/statistics.md).
 """
@@ -23,6 +25,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that every one of k attempts drawn from n (c of them passing) passes."""
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n (n={n}, c={c})")
+    if not 1 <= k <= n:
+        raise ValueError(f"need 1 <= k <= n (n={n}, k={k})")
+    return comb(c, k) / comb(n, k)
 
 
 def k_values(attempts: int) -> list[int]:

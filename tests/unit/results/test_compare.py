@@ -54,6 +54,10 @@ def test_candidate_statistics_by_hand(document: dict) -> None:
     assert st["pass_rate"]["estimate"] == 0.5 == st["pass_at_k"]["1"]["estimate"]
     # pass@2 per task: 0 (no pass), 1 − C(1,2)/C(2,2) = 1, 1, 1 → 3/4
     assert st["pass_at_k"]["2"]["estimate"] == 0.75
+    # pass^2 per task: C(c,2)/C(2,2) is 1 only where both passed (hello-file) → 1/4; at k = 1 it
+    # is the pass rate, as pass@1 is
+    assert st["pass_hat_k"]["2"]["estimate"] == 0.25
+    assert st["pass_hat_k"]["1"] == st["pass_at_k"]["1"] == st["pass_rate"]
     # 8 trials at $0.008 over 4 solved = $0.016 per solved task; tokens 1,000 each
     assert st["cost_usd"]["per_solved_task"] == {
         "floor": pytest.approx(0.016),
@@ -228,6 +232,7 @@ def test_the_documented_intervals(document: dict) -> None:
     dims = {d["dimension"]: d["difference"] for d in pair["dimensions"]}
     assert st["pass_rate"] == {"estimate": 0.5, "low": 0.125, "high": 0.875}
     assert st["pass_at_k"]["2"] == {"estimate": 0.75, "low": 0.25, "high": 1.0}
+    assert st["pass_hat_k"]["2"] == {"estimate": 0.25, "low": 0.0, "high": 0.75}
     assert pair["pass_rate"]["difference"] == {"estimate": -0.5, "low": -0.875, "high": -0.125}
     assert dims["reply_to_thread"] == {"estimate": -0.75, "low": -1.0, "high": -0.25}
     assert dims["real_newlines"] == dims["user_p_tagged"] == {"estimate": -0.5, "low": -1.0, "high": 0.0}

@@ -18,6 +18,11 @@ def test_report_is_self_contained(mixed: ResultsTable) -> None:
     # what the box did, beside the pass rate: each rate over its interval
     assert "<th>infra</th><th>pressure</th><th>retried</th>" in page
     assert "<td>0.00<br><small>[0.00, 0.00]</small></td>" in page
+    # pass^k beside pass@k (docs/statistics.md#the-estimands): at k = 2 over the two tasks with
+    # two scored attempts or more, hello-file (2 of 3 passed: C(2,2)/C(3,2) = 1/3) and
+    # reply-to-thread (none) → 1/6; at k = 3 hello-file alone, which never passed three times
+    assert "<th class=l>pass@k</th><th class=l>pass^k</th>" in page
+    assert "<td class=l>^1=0.22 ^2=0.17 ^3=0.00</td>" in page
 
 
 def test_report_escapes_text(mixed: ResultsTable) -> None:

@@ -1,11 +1,14 @@
-"""Counts, mean reward over scored trials, pass@k (checked against brute-force enumeration), cost."""
+"""Counts, mean reward over scored trials, pass@k and pass^k (checked against brute-force
+enumeration), cost."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from itertools import combinations
+from math import comb
 
 import pytest
-from buzz_operator.scoring.passing import k_values, pass_at_k
+from buzz_operator.scoring.passing import k_values, pass_at_k, pass_hat_k
 from buzz_operator.sweep.rollup import rollup, tally
 from buzz_operator.sweep.trial_view import TrialState, TrialView
 from hypothesis import given
@@ -56,6 +59,44 @@ def test_pass_at_k_equals_the_subset_average(outcomes: list[bool], data: st.Data
     subsets = list(combinations(outcomes, k))
     expected = sum(1 for subset in subsets if any(subset)) / len(subsets)
     assert pass_at_k(n, sum(outcomes), k) == pytest.approx(expected)
+
+
+def test_pass_hat_k_known_values() -> None:
+    assert pass_hat_k(2, 1, 1) == 0.5
+    assert pass_hat_k(2, 1, 2) == 0.0  # one of two failed: no pair of both passes
+    assert pass_hat_k(5, 5, 5) == 1.0
+    assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)  # C(3,2)/C(4,2) = 3/6
+    assert pass_hat_k(10, 7, 5) == pytest.approx(21 / 252)
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
+def test_pass_hat_k_refuses_impossible_counts(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        pass_hat_k(n, c, k)
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=9), st.data())
+def test_pass_hat_k_equals_the_subset_average(outcomes: list[bool], data: st.DataObject) -> None:
+    # The estimator is the chance that a random k-subset of the n attempts holds only passes,
+    # and never above pass@1 (every k-subset that all passes holds a pass) nor pass@k.
+    n = len(outcomes)
+    k = data.draw(st.integers(1, n))
+    subsets = list(combinations(outcomes, k))
+    expected = sum(1 for subset in subsets if all(subset)) / len(subsets)
+    c = sum(outcomes)
+    assert pass_hat_k(n, c, k) == pytest.approx(expected)
+    assert pass_hat_k(n, c, k) <= c / n + 1e-12 <= pass_at_k(n, c, k) + 2e-12
+
+
+@pytest.mark.parametrize(("n", "k"), [(1, 1), (3, 2), (5, 3), (8, 8)])
+@pytest.mark.parametrize("p", [Fraction(1, 3), Fraction(1, 2), Fraction(9, 10)])
+def test_pass_hat_k_is_unbiased_for_p_to_the_k(n: int, k: int, p: Fraction) -> None:
+    # Over c ~ Binomial(n, p), E[C(c,k)/C(n,k)] = p^k exactly: the reason to use it rather than
+    # (c/n)^k, which is biased high (Jensen: x^k is convex) at few attempts.
+    mean = sum(comb(n, c) * p**c * (1 - p) ** (n - c) * Fraction(comb(c, k), comb(n, k)) for c in range(n + 1))
+    assert mean == p**k
+    plug_in = sum(comb(n, c) * p**c * (1 - p) ** (n - c) * Fraction(c, n) ** k for c in range(n + 1))
+    assert k == 1 or plug_in > p**k
 
 
 def test_k_values_are_powers_of_two_and_attempts() -> None:

@@ -2,7 +2,7 @@
 
 import typer
 
-from buzz_operator.cli import bundle, compare, condition, dataset, ledger, report, sweep, trial
+from buzz_operator.cli import bundle, compare, condition, dataset, ledger, plan, report, sweep, trial
 from buzz_operator.cli.exits import EXIT_CODES_HELP, HELP_MARKUP
 
 app = typer.Typer(
@@ -17,3 +17,4 @@ app.add_typer(trial.app, name="trial", help="Trials: seat logs, the transcript a
 app.add_typer(dataset.app, name="dataset", help="Datasets in the object store: push, list.")
 app.command("report", epilog=EXIT_CODES_HELP)(report.report)
 app.command("compare", epilog=EXIT_CODES_HELP)(compare.compare)
+app.command("plan", epilog=EXIT_CODES_HELP)(plan.plan)

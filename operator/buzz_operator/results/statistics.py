@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from math import comb
+from math import comb, lcm
 from random import Random
 from typing import Any
 
@@ -190,16 +190,18 @@ def sign_flip_p_value(differences: Sequence[Fraction]) -> float:
     """Two-sided exact p-value of H0 "each task's difference is as likely to have either sign":
     the share of the 2^m sign assignments whose |sum| is at least the observed |sum|.
 
-    Counted exactly by dynamic programming over the reachable sums (Fractions, so ties are
-    ties): differences of rates over a few attempts take few distinct values, so the table stays
-    small where enumerating 2^m patterns would not. Zero differences flip to themselves and
-    cancel out of the ratio."""
-    observed = abs(sum(differences, Fraction(0)))
-    ways: dict[Fraction, int] = {Fraction(0): 1}
-    for d in differences:
-        if d == 0:
-            continue
-        step: dict[Fraction, int] = {}
+    Counted exactly by dynamic programming over the reachable sums, in whole multiples of the
+    differences' common denominator (so ties are ties, and the table's keys are ints):
+    differences of rates over a few attempts take few distinct values, so the table stays small
+    where enumerating 2^m patterns would not. Zero differences flip to themselves and cancel out
+    of the ratio."""
+    steps = [Fraction(d) for d in differences if d != 0]
+    scale = lcm(*(d.denominator for d in steps)) if steps else 1
+    whole = [abs(int(d * scale)) for d in steps]
+    observed = abs(sum(int(d * scale) for d in steps))
+    ways: dict[int, int] = {0: 1}
+    for d in whole:
+        step: dict[int, int] = {}
         for total, count in ways.items():
             for moved in (total + d, total - d):
                 step[moved] = step.get(moved, 0) + count

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .condition_stats import BOX_HITS, ConditionStats, dimensions, task_counts
+from .front import front_document
 from .statistics import Resampling, TaskCounts, paired_interval, sign_flip_p_value, task_difference
 from .table import ResultsTable
 
 # 2: each comparison pairs the box rates (comparisons[].box, docs/resources.md#infra-noise);
-# 3: each sweep's statistics carry pass^k (statistics.pass_hat_k, docs/statistics.md#the-estimands)
+# 3: each sweep's statistics carry pass^k (statistics.pass_hat_k, docs/statistics.md#the-estimands),
+# and the document the cost-accuracy front (front, docs/statistics.md#the-cost-accuracy-front)
 COMPARE_VERSION = 3
 STACK_SHORT = 8
 
@@ -234,10 +236,12 @@ def comparison_document(sides: Sequence[Side], resampling: Resampling = Resampli
     if len(set(names)) != len(names):
         raise CompareError(f"a sweep is named twice: {', '.join(names)}")
     stats = {s.sweep: s.stats.document(resampling) for s in sides}
+    sweeps = [side_document(s, stats[s.sweep]) for s in sides]
     return {
         "version": COMPARE_VERSION,
         "resampling": resampling.document(),
         "baseline": sides[0].sweep,
-        "sweeps": [side_document(s, stats[s.sweep]) for s in sides],
+        "sweeps": sweeps,
         "comparisons": [pair(sides[0], s, resampling, stats) for s in sides[1:]],
+        "front": front_document(sweeps),
     }

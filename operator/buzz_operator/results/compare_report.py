@@ -129,13 +129,32 @@ def pair_section(pair: Mapping[str, Any], index: int) -> str:
     )
 
 
+def front_table(front: Sequence[Mapping[str, Any]]) -> str:
+    """The front as a table: each condition's pass rate and metered cost per trial, whether it
+    is on the front by the floor and by the ceiling, and what dominates it (front.py)."""
+    head = ("<tr><th class=l>condition</th><th>pass rate [95 %]</th><th>$/trial (floor – ceiling)</th>"
+            "<th>on the front (floor / ceiling)</th><th class=l>dominated by</th></tr>")
+    body = []
+    for f in front:
+        on = f["on_front"]
+        dominated = ", ".join(f["dominated_by"]) or "-"
+        if f["within_interval"]:
+            dominated += " (within its interval)"
+        body.append(
+            f"<tr><td class=l>{_e(f['sweep'])}</td><td>{_interval(f['pass_rate'])}</td>"
+            f"<td>{_range(f['cost_usd_per_trial'])}</td>"
+            f"<td>{'yes' if on['floor'] else 'no'} / {'yes' if on['ceiling'] else 'no'}</td>"
+            f"<td class=l>{_e(dominated)}</td></tr>")
+    return f"<table id=front>{head}{''.join(body)}</table>"
+
+
 def comparison_section(document: Mapping[str, Any]) -> str:
     """The comparison document (compare.py) as the page's comparison section."""
     labelled = [(s["sweep"], s["statistics"]) for s in document["sweeps"]]
     points = [
-        CostPoint(s["sweep"], st["cost_usd"]["per_trial"]["floor"] or 0.0, **st["pass_rate"])
-        for s in document["sweeps"]
-        if (st := s["statistics"])["pass_rate"] is not None
+        CostPoint(f["sweep"], f["cost_usd_per_trial"]["floor"], **f["pass_rate"],
+                  ceiling=f["cost_usd_per_trial"]["ceiling"], on_front=f["on_front"]["floor"])
+        for f in document["front"]
     ]
     r = document["resampling"]
     return (
@@ -143,7 +162,9 @@ def comparison_section(document: Mapping[str, Any]) -> str:
         f"<p class=sub>Baseline {_e(document['baseline'])}; {round(r['level'] * 100)} % intervals from a "
         f"{_e(r['method'])} ({r['resamples']} resamples, seed {r['seed']}); see docs/statistics.md.</p>"
         f"<h3>Per condition</h3>{statistics_table(labelled, 'comparison-statistics')}"
-        f"<div class=plot>{scatter_svg(points, 'Cost per trial vs pass rate (95 % interval)')}</div>"
+        f"<h3>The cost–accuracy front</h3>"
+        f"<div class=plot>{scatter_svg(points, 'Cost per trial vs pass rate (95 % interval): the front')}</div>"
+        f"{front_table(document['front'])}"
         f"<h3>Per behaviour</h3>{behaviour_table(labelled, 'comparison-behaviours')}"
         + "".join(pair_section(pair, i) for i, pair in enumerate(document["comparisons"], 1))
         + "</section>"

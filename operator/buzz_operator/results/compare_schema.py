@@ -75,6 +75,17 @@ COMPARISON = obj(
     }
 )
 
+FRONT = obj(
+    {
+        "sweep": _STR,
+        "pass_rate": obj({"estimate": _RATE, "low": _RATE, "high": _RATE}),
+        "cost_usd_per_trial": obj({"floor": {"type": "number", "minimum": 0}, "ceiling": {"type": "number", "minimum": 0}}),
+        "on_front": obj({"floor": {"type": "boolean"}, "ceiling": {"type": "boolean"}}),
+        "dominated_by": {"type": "array", "items": _STR},
+        "within_interval": {"type": "boolean"},
+    }
+)
+
 COMPARE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": f"https://bench.buzz.dev/schemas/buzzctl-compare-v{COMPARE_VERSION}.json",
@@ -86,6 +97,7 @@ COMPARE_SCHEMA: dict[str, Any] = {
             "baseline": _STR,
             "sweeps": {"type": "array", "items": SIDE, "minItems": 2},
             "comparisons": {"type": "array", "items": COMPARISON, "minItems": 1},
+            "front": {"type": "array", "items": FRONT},
         }
     ),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 _FONT = "font-family='system-ui,sans-serif' font-size='12'"
@@ -79,13 +80,17 @@ class CostPoint:
     estimate: float
     low: float
     high: float
+    ceiling: float | None = None  # USD per trial (ceiling); None draws the floor alone
+    on_front: bool = False  # on the floor's cost-accuracy front (front.py)
 
 
 def scatter_svg(points: Sequence[CostPoint], title: str, svg_id: str = "cost-vs-pass") -> str:
-    """Each condition at (cost per trial, pass rate), the pass rate's interval as a vertical bar."""
+    """Each condition at (cost per trial, pass rate): the pass rate's interval as a vertical bar,
+    the cost's floor–ceiling as a horizontal one; the conditions on the floor's front filled and
+    joined by the front's steps (front.py), the dominated ones hollow."""
     left, width, top, plot_h = 60, 420, 40, 240
     # free conditions (the stand-ins bill nothing) still get an axis: one cent wide
-    most = max([0.0, *(p.cost for p in points)]) * 1.15 or MIN_COST_AXIS
+    most = max([0.0, *(max(p.cost, p.ceiling or 0.0) for p in points)]) * 1.15 or MIN_COST_AXIS
 
     def x(cost: float) -> float:
         return left + cost / most * width
@@ -100,7 +105,7 @@ def scatter_svg(points: Sequence[CostPoint], title: str, svg_id: str = "cost-vs-
         f"<line x1='{left}' y1='{y(0)}' x2='{left + width}' y2='{y(0)}' stroke='{_MUTED}'/>",
         f"<line x1='{left}' y1='{y(0)}' x2='{left}' y2='{y(1)}' stroke='{_MUTED}'/>",
         f"<text x='{left + width / 2}' y='{top + plot_h + 40}' text-anchor='middle' fill='{_MUTED}'>"
-        "USD per trial (floor)</text>",
+        "USD per trial (floor – ceiling)</text>",
     ]
     for tick in _ticks(0, 1):
         parts.append(
@@ -110,13 +115,27 @@ def scatter_svg(points: Sequence[CostPoint], title: str, svg_id: str = "cost-vs-
         parts.append(
             f"<text x='{x(tick):.1f}' y='{y(0) + 16:.1f}' text-anchor='middle' fill='{_MUTED}'>{tick:.4f}</text>"
         )
+    front = sorted((p for p in points if p.on_front), key=lambda p: (p.cost, p.estimate))
+    if len(front) > 1:
+        # the front's staircase: from each member across to the next one's cost, then up to it
+        steps = [f"{x(front[0].cost):.1f},{y(front[0].estimate):.1f}"]
+        for a, b in pairwise(front):
+            steps += [f"{x(b.cost):.1f},{y(a.estimate):.1f}", f"{x(b.cost):.1f},{y(b.estimate):.1f}"]
+        parts.append(f"<polyline class='front' points='{' '.join(steps)}' fill='none' stroke='{_GOOD}' "
+                     "stroke-dasharray='4 3'/>")
     for p in points:
+        ceiling = p.cost if p.ceiling is None else p.ceiling
+        fill = _GOOD if p.on_front else "white"
+        stroke = _GOOD if p.on_front else _INK
+        where = "on the front" if p.on_front else "dominated"
         parts += [
             f"<g class='point'><line x1='{x(p.cost):.1f}' y1='{y(p.low):.1f}' x2='{x(p.cost):.1f}' "
             f"y2='{y(p.high):.1f}' stroke='{_INK}' stroke-width='2'/>",
-            f"<circle cx='{x(p.cost):.1f}' cy='{y(p.estimate):.1f}' r='5' fill='{_INK}'>"
-            f"<title>{_e(p.label)}: ${p.cost:.4f}/trial, pass {p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}]</title>"
-            "</circle>",
+            f"<line x1='{x(p.cost):.1f}' y1='{y(p.estimate):.1f}' x2='{x(ceiling):.1f}' y2='{y(p.estimate):.1f}' "
+            f"stroke='{_INK}' stroke-width='2'/>",
+            f"<circle cx='{x(p.cost):.1f}' cy='{y(p.estimate):.1f}' r='5' fill='{fill}' stroke='{stroke}' "
+            f"stroke-width='2'><title>{_e(p.label)}: ${p.cost:.4f}–${ceiling:.4f}/trial, pass {p.estimate:.3f} "
+            f"[{p.low:.3f}, {p.high:.3f}], {where}</title></circle>",
             f"<text x='{x(p.cost) + 9:.1f}' y='{y(p.estimate) + 4:.1f}' fill='{_INK}'>{_e(p.label)}</text></g>",
         ]
     parts.append("</svg>")

@@ -58,6 +58,7 @@ def _exactly_one(model: SpecModel, fields: tuple[str, ...]) -> None:
 CONDITION_SOURCES = ("inline", "config_map_ref")
 ENDPOINTS_SOURCES = ("config", "config_map_ref")
 DATASET_SOURCES = ("builtin", "config_map_ref", "object_store", "registry", "package")
+COMPARISON_SOURCES = ("baseline", "pass_rate")  # where spec.comparison's baseline pass rates come from
 REGISTRY_SOURCES = ("url", "config_map_ref")
 DEFAULT_REGISTRY_KEY = "registry.json"
 MAX_WARM_PODS = 16  # a small surplus: more warm pods hold nodes' room for trials that cannot start yet
@@ -348,6 +349,59 @@ class StorageSpec(SpecModel):
         return prefix
 
 
+class Comparison(
+    SpecModel,
+    json_schema_extra=validations(
+        exactly_one("spec.comparison", COMPARISON_SOURCES),
+        rule("self.difference != 0.0", "spec.comparison.difference must not be 0", field_path=".difference"),
+    ),
+):
+    """The comparison this sweep is for: a difference in pass rate against a baseline that it must
+    be able to detect. The operator judges the sweep's tasks × attempts against it at admission
+    (status.power, an Event) and never refuses the sweep for it (docs/statistics.md#planning)."""
+
+    baseline: str | None = Field(
+        None, min_length=1, max_length=253,
+        description="A BuzzSweep of this namespace, same tasks, other condition: its per-task pass rates "
+                    "(its summary.json) are the plan's.")
+    pass_rate: float | None = Field(
+        None, ge=0, le=1, description="Without a baseline: its assumed mean pass rate over tasks.")
+    spread: float | None = Field(
+        None, ge=0, lt=0.5, description="With passRate: the SD of the tasks' pass rates around it (default 0.25, "
+                                        "less near 0 or 1).")
+    difference: float = Field(
+        ge=-1, le=1, description="The difference in pass rate to detect, this sweep minus the baseline "
+                                 "(negative: this sweep worse).")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Two-sided significance level of the comparison.")
+    power: float = Field(0.8, gt=0, lt=1, description="Chance of detecting the difference that counts as enough.")
+    effect_spread: float = Field(
+        0.0, ge=0, le=1, description="The SD of the difference from task to task (0: the same on every task).")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Comparison:
+        _exactly_one(self, COMPARISON_SOURCES)
+        if self.difference == 0:
+            raise ValueError("difference must not be 0")
+        return self
+
+
+class PowerStatus(StatusModel):
+    """Whether the sweep's tasks × attempts detect spec.comparison's difference (docs/statistics.md#planning)."""
+
+    enough: bool | None = Field(None, description="The size reaches the power asked; unset when it could not be judged.")
+    tasks: int = Field(ge=0, description="The sweep's tasks.")
+    attempts: int = Field(ge=1, description="Its attempts per task.")
+    tasks_needed: int | None = Field(
+        None, ge=1, description="Tasks that detect the difference at these attempts; unset when out of reach.")
+    power: float | None = Field(None, ge=0, le=1, description="The approximate power of this size.")
+    baseline_scored: int | None = Field(None, ge=0, description="Scored trials of the baseline the rates came from.")
+    baseline_finished: bool | None = Field(
+        None, description="The baseline had finished: its rates will not change (else they are read again).")
+    checked_at: Timestamp | None = Field(None, description="When it was judged.")
+    generation: int | None = Field(None, ge=0, description="metadata.generation judged: a spec change judges again.")
+    message: StatusText = Field("", description="The verdict in one line.")
+
+
 class RerunSpec(SpecModel):
     """Re-run finished trials whose result matches one of the reasons (Harbor's resume filter)."""
 
@@ -527,6 +581,8 @@ class BuzzSweepSpec(
         description="Delete the sweep (and its trials) this long after it finishes; evidence stays.",
     )
     rerun: RerunSpec | None = Field(None, description="Re-run finished trials by outcome or reason.")
+    comparison: Comparison | None = Field(
+        None, description="The comparison this sweep is for; its size is judged against it, never refused.")
     regrade: bool = Field(
         False,
         description=(
@@ -646,6 +702,8 @@ class BuzzSweepStatus(StatusModel):
     )
     preflight: PreflightStatus | None = Field(None, description="Preflight checks before the first trial.")
     images: ImagesStatus | None = Field(None, description="Images pulled ahead and warm pods.")
+    power: PowerStatus | None = Field(
+        None, description="Whether tasks × attempts detect spec.comparison's difference.")
     started_at: Timestamp | None = Field(None, description="When the first trial was admitted.")
     finished_at: Timestamp | None = Field(None, description="When the last trial reached a terminal phase.")
     kopf: dict[str, Any] | None = Field(

@@ -177,6 +177,7 @@ def sweep_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event
             out.append(
                 Event(NORMAL, "Waiting", _clip(f"{now['reason']}: {now.get('message', '')}".rstrip(": ")))
             )
+    out += _power_events(old, patch)
     if patch.get("total") is not None or any(
         k in patch for k in ("running", "succeeded", "failed", "broken")
     ):
@@ -194,6 +195,23 @@ def sweep_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event
                 )
             )
     return out
+
+
+def _power_events(old: Mapping[str, Any], patch: Mapping[str, Any]) -> list[Event]:
+    """The verdict on the sweep's size against spec.comparison (sweep/power_check.py), when it is
+    first given or changes: Warning Underpowered, Normal PowerEnough, Normal PowerUnknown."""
+    now = patch.get("power")
+    if not isinstance(now, Mapping):
+        return []
+    was = old.get("power") or {}
+    merged = {**was, **now}
+    if was and merged.get("enough") == was.get("enough") and (
+            merged.get("enough") is not None or merged.get("message") == was.get("message")):
+        return []
+    enough = merged.get("enough")
+    reason, kind = ("Underpowered", WARNING) if enough is False else (
+        ("PowerEnough", NORMAL) if enough else ("PowerUnknown", NORMAL))
+    return [Event(kind, reason, _clip(str(merged.get("message") or "")))]
 
 
 PROGRESS_STEPS = 10

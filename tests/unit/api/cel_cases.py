@@ -126,6 +126,8 @@ RELAY_SERVICE = "BuzzSweep:spec.relay[0]"
 RELAY_CA_TLS = "BuzzSweep:spec.relay[1]"
 RELAY_URL_PORT = "BuzzSweep:spec.relay.url[0]"
 RELAY_CA_SOURCE = "BuzzSweep:spec.relay.caBundle[0]"
+COMPARISON_SOURCE = "BuzzSweep:spec.comparison[0]"
+COMPARISON_DIFFERENCE = "BuzzSweep:spec.comparison[1]"
 CA_SECRET = {"secretKeyRef": {"name": "relay-ca", "key": "ca.crt"}}
 CA_CONFIG_MAP = {"configMapKeyRef": {"name": "relay-ca", "key": "ca.crt"}}
 
@@ -250,4 +252,14 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("relay-ca-on-direct-ws", RELAY_CA_TLS, True,
            _relay(url="ws://relay.example.com", serviceRef=None, caBundle=CA_CONFIG_MAP)),
     Sample("relay-ca-on-wss", RELAY_CA_TLS, False, _relay(url="wss://relay.example.com:8443", caBundle=CA_SECRET)),
+    # the comparison a sweep is for: one source of the baseline's rates, a difference that is not 0
+    Sample("comparison-no-source", COMPARISON_SOURCE, True, _set("spec", "comparison", value={"difference": 0.1})),
+    Sample("comparison-two-sources", COMPARISON_SOURCE, True,
+           _set("spec", "comparison", value={"baseline": "pilot", "passRate": 0.5, "difference": 0.1})),
+    Sample("comparison-baseline", COMPARISON_SOURCE, False,
+           _set("spec", "comparison", value={"baseline": "pilot", "difference": -0.1})),
+    Sample("comparison-zero", COMPARISON_DIFFERENCE, True,
+           _set("spec", "comparison", value={"passRate": 0.5, "difference": 0.0})),
+    Sample("comparison-assumed", COMPARISON_DIFFERENCE, False,
+           _set("spec", "comparison", value={"passRate": 0.5, "difference": 0.2})),
 )

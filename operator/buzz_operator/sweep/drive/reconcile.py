@@ -1,6 +1,6 @@
 """One level-based reconcile of a BuzzSweep, as a pipeline of policies, one module each: read and
-validate its inputs, expire it (ttl), gate it on the preflight, record its lock, rerun and
-regrade what the user asked for, plan its trials, admit and create those that may start now,
+validate its inputs, expire it (ttl), gate it on the preflight, record its lock, judge its size
+against the comparison it is for, rerun and regrade what the user asked for, plan its trials, admit and create those that may start now,
 keep warm pods for the next trials and pull their images ahead, then compute its next status and
 write its summary.json when due. Any policy may end the tick
 early with the patch it decided on (tick.Stop). Run by a timer, so a missed event or a restart
@@ -22,6 +22,7 @@ from buzz_operator.sweep.drive.admit import admit_trials
 from buzz_operator.sweep.drive.inputs import SweepInputs, read_inputs
 from buzz_operator.sweep.drive.lock import record_lock
 from buzz_operator.sweep.drive.plan import Plan, plan
+from buzz_operator.sweep.drive.power_check import check_power
 from buzz_operator.sweep.drive.preflight_gate import pass_preflight
 from buzz_operator.sweep.drive.prepull import prepull
 from buzz_operator.sweep.drive.regrade import regrade
@@ -62,6 +63,7 @@ async def reconcile(
         read = await read_inputs(tick)
         await expire(tick, read.spec)
         digest = await record_lock(tick, read, await pass_preflight(tick, read))
+        power = await check_power(tick, read)
         await rerun(tick, read)
         await regrade(tick, read)
         planned = plan(tick, read)
@@ -75,6 +77,6 @@ async def reconcile(
         tick.previous, rollup=figures, decision=decision, condition_name=manifest.condition,
         condition_hash=manifest.sha256, suspended=spec.suspend, max_cost=spec.budget.max_cost_usd if spec.budget else None,
         invalid=None, now=tick.now, generation=tick.generation,
-    ).model_copy(update={"lock_digest": digest, "images": images})
+    ).model_copy(update={"lock_digest": digest, "images": images, "power": power})
     new = await write_summary(tick, read, planned, figures, new)
     return merge_patch(tick.previous.to_api(), new.to_api())

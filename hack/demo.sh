@@ -23,4 +23,7 @@ done
 # pass rate with its interval and p-value, and which verifier dimensions fell
 "$ROOT/.venv/bin/buzzctl" report demo-oracle demo-naive --store "$STORE" --html "$RUN/reports/demo-oracle-vs-demo-naive.html"
 "$ROOT/.venv/bin/buzzctl" compare demo-oracle demo-naive --store "$STORE"
+# and the plan of the next one (docs/statistics.md#planning): with the oracle as the pilot, the
+# tasks x attempts that detect a drop of 0.2, and what the demo's own size (its tasks, 2 attempts) detects
+"$ROOT/.venv/bin/buzzctl" plan --pilot demo-oracle --store "$STORE" -d -0.2 --attempts 2
 log "make demo took $(( $(date +%s) - T0 ))s in all; the cluster stays up ('make cluster-down' stops it)"

@@ -195,6 +195,18 @@ def check_comparison(store_url: str, results: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = page.read_text()
     assert "id=comparison" in text and "<svg id='forest-1'" in text and "<svg id='cost-vs-pass'" in text
+    # the front: the oracle solves more; both are on it only if the naive team costs less
+    front = {f["sweep"]: f for f in document["front"]}
+    assert set(front) == set(demo.COMPARED) and front[demo.COMPARED[0]]["on_front"]["floor"], front
+    assert "<table id=front>" in text
+    # and the plan line the demo ends with (hack/demo.sh): the oracle as the pilot, the demo's size
+    done = buzzctl("plan", "--pilot", demo.COMPARED[0], "--store", store_url, "-d", "-0.2", "--attempts",
+                   str(ATTEMPTS), "-o", "json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["rates"]["source"] == "pilot" and plan["rates"]["tasks"] == len(SUITE), plan["rates"]
+    assert (plan["size"]["tasks"], plan["size"]["attempts"]) == (len(SUITE), ATTEMPTS), plan["size"]
+    assert [n["attempts"] for n in plan["needs"]] == [ATTEMPTS] and plan["needs"][0]["tasks"], plan["needs"]
 
 
 def check_endpoint_billing(store: Path, model_log: str) -> None:

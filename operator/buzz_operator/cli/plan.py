@@ -54,7 +54,8 @@ def plan(
     alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Chance of detecting the difference.")] = 0.8,
     tasks: Annotated[int | None, typer.Option(
-        "--tasks", help="With --attempts: judge this size (its power and smallest detectable difference).")] = None,
+        "--tasks", help="With --attempts: judge this size (its power and smallest detectable difference); "
+                        "with --pilot, the pilot's tasks unless given.")] = None,
     attempts: Annotated[int | None, typer.Option(
         "--attempts", "-k", help="Attempts per task (else a row for each of 1, 2, 3, 5, 10).")] = None,
     output: OutputOption = Format.TABLE,
@@ -69,6 +70,8 @@ def plan(
     try:
         if pilot is not None:
             rates = asyncio.run(_pilot(pilot, store, namespace))
+            if tasks is None and attempts is not None:
+                tasks = rates.suite_tasks  # the size of the pilot's suite at the attempts asked
         elif pass_rate is not None:
             if spread is None and 0 <= pass_rate <= 1:
                 spread = min(DEFAULT_SPREAD, 0.8 * sqrt(pass_rate * (1 - pass_rate)))

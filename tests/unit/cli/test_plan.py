@@ -46,6 +46,9 @@ def test_a_pilot_sweep_gives_its_tasks_rates(runner: CliRunner, store: str) -> N
     assert need["tasks"] == tasks_needed((2 / 3, 0.0, 0.0), 0.3, 3, Design()).tasks and need["beyond_suite"]
     table = runner.invoke(app, ["plan", "--pilot", "mixed", "--store", store, "-d", "0.3", "-k", "3"])
     assert "pilot sweep mixed (3 tasks)" in table.output and "more tasks than the pilot's suite has (3)" in table.output
+    # with --attempts, the pilot's own suite is the size judged unless --tasks says otherwise
+    assert document["size"]["tasks"] == 3 and document["size"]["attempts"] == 3
+    assert "3 tasks × 3 attempts detect a difference of at least" in table.output
 
 
 @pytest.mark.parametrize(("args", "named"), [

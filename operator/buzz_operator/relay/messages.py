@@ -10,13 +10,28 @@ KIND_MESSAGE = 9
 DONE_PREFIX = "DONE:"  # the five bytes an orchestrator's completion message starts with (docs/completion.md)
 
 
+def task_content(orchestrator_name: str, instruction: str) -> str:
+    """The task message's exact text: what post_task sends and a restarted run looks for."""
+    return f"@{orchestrator_name} {instruction}"
+
+
+def find_task(events: list[dict[str, Any]], orchestrator_name: str, instruction: str) -> str | None:
+    """Pure: the id of the task message among the channel's user messages, or None. Matched on its
+    whole text: a scripted message the user posts may mention the orchestrator too, in the task's
+    own second (cross-thread-requests' BETA request), and the relay returns same-second events by
+    id, so the first message that merely starts with the mention is the task only by chance."""
+    content = task_content(orchestrator_name, instruction)
+    found = [e for e in events if e.get("content") == content]
+    return str(min(found, key=lambda e: (e.get("created_at") or 0, str(e.get("id"))))["id"]) if found else None
+
+
 async def post_task(
     client: RelayClient, channel_id: str, orchestrator_name: str, orchestrator_pubkey: str, instruction: str
 ) -> str:
     """`messages send --content "@<orch> <instruction>" --mention <pk>`; returns the event id
     (the evidence's `task_event_id`)."""
     event = client.sign(
-        KIND_MESSAGE, f"@{orchestrator_name} {instruction}", [["h", channel_id], ["p", orchestrator_pubkey]]
+        KIND_MESSAGE, task_content(orchestrator_name, instruction), [["h", channel_id], ["p", orchestrator_pubkey]]
     )
     ok, message = await client.publish(event)
     if not ok:

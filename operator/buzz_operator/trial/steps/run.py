@@ -26,7 +26,7 @@ from buzz_operator.ledger import USAGE_MARKER
 from buzz_operator.ledger.turn_log import TurnLog
 from buzz_operator.pod.shell import STATE_DIR, STOP_ENV, seats_alive, settle_then_stop
 from buzz_operator.relay.client import RelayClient, RelayError
-from buzz_operator.relay.messages import KIND_MESSAGE, find_done, post_task, wait_for_done
+from buzz_operator.relay.messages import KIND_MESSAGE, find_done, find_task, post_task, wait_for_done
 from buzz_operator.relay.scripted import ScriptedEvent, publish_scripted
 from buzz_operator.relay.tenant import actor_secrets, client_as, healthcheck
 from buzz_operator.relay.tenant_models import ProvisioningError, TenantHandle
@@ -42,12 +42,11 @@ FOLLOW_SLACK_S = 30
 USAGE_SETTLE_S = 60.0  # docs/corridor.md#usage-settle usage_settle_seconds
 
 
-async def _existing_task_event(user: RelayClient, handle: TenantHandle) -> str | None:
+async def _existing_task_event(user: RelayClient, handle: TenantHandle, instruction: str) -> str | None:
+    """The task message a run before a restart posted, or None (relay/messages.find_task)."""
     events = await user.query([{"kinds": [KIND_MESSAGE], "#h": [handle.channel_id],
                                 "authors": [handle.user.pubkey], "#p": [handle.orchestrator.pubkey]}], timeout=30)
-    prefix = f"@{handle.orchestrator.seat_id} "
-    found = [e for e in events if str(e.get("content", "")).startswith(prefix)]
-    return str(found[0]["id"]) if found else None
+    return find_task(events, handle.orchestrator.seat_id, instruction)
 
 
 async def _probe_liveness(ctx: TrialContext, pod: str) -> None:
@@ -156,7 +155,7 @@ async def run(ctx: TrialContext, status: BuzzTrialStatus) -> Ran:
     since = int(started.timestamp()) - 1
     try:
         async with client_as(ctx.relay, secrets.user_secret_hex, secrets.user_auth_tag) as user:
-            task_event_id = await _existing_task_event(user, handle)
+            task_event_id = await _existing_task_event(user, handle, ctx.task.instruction)
             if task_event_id is None:
                 await record(ctx, pod, {"active_started": time.time()})
                 task_event_id = await post_task(user, handle.channel_id, handle.orchestrator.seat_id,

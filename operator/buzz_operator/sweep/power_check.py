@@ -75,7 +75,8 @@ def judge(comparison: Comparison, tasks: int, attempts: int, now: datetime, *,
                            message=f"cannot judge: {str(error).replace('--difference', 'spec.comparison.difference')}")
     enough = need.tasks is not None and tasks >= need.tasks
     needed = "out of reach" if need.tasks is None else f"{need.tasks} tasks are needed"
-    message = (f"{tasks} tasks × {attempts} attempts {'detect' if enough else 'do not detect'} a difference of "
+    message = (f"{tasks} task{'s' if tasks != 1 else ''} × {attempts} attempt{'s' if attempts != 1 else ''} "
+               f"{'detect' if enough else 'do not detect'} a difference of "
                f"{comparison.difference:+g} at power {comparison.power} (α {comparison.alpha}): power ≈ {power:.2f}; "
                f"at {attempts} attempts {needed}; rates from {source}")
     return PowerStatus(**head, enough=enough, tasks_needed=need.tasks, power=round(power, 4), baseline_scored=scored,

@@ -45,20 +45,24 @@ def test_pass_at_k_known_values() -> None:
     assert pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)
 
 
+@pytest.mark.parametrize("estimator", [pass_at_k, pass_hat_k])
 @pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
-def test_pass_at_k_refuses_impossible_counts(n: int, c: int, k: int) -> None:
+def test_estimators_refuse_impossible_counts(estimator, n: int, c: int, k: int) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError):
-        pass_at_k(n, c, k)
+        estimator(n, c, k)
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=9), st.data())
-def test_pass_at_k_equals_the_subset_average(outcomes: list[bool], data: st.DataObject) -> None:
-    # The estimator is the chance that a random k-subset of the n attempts holds a pass.
-    n = len(outcomes)
+def test_estimators_equal_the_subset_averages(outcomes: list[bool], data: st.DataObject) -> None:
+    # pass@k is the chance that a random k-subset of the n attempts holds a pass, pass^k that it
+    # holds only passes; pass^k is never above pass@1 (a k-subset that all passes holds a pass)
+    # nor pass@1 above pass@k
+    n, c = len(outcomes), sum(outcomes)
     k = data.draw(st.integers(1, n))
     subsets = list(combinations(outcomes, k))
-    expected = sum(1 for subset in subsets if any(subset)) / len(subsets)
-    assert pass_at_k(n, sum(outcomes), k) == pytest.approx(expected)
+    assert pass_at_k(n, c, k) == pytest.approx(sum(1 for subset in subsets if any(subset)) / len(subsets))
+    assert pass_hat_k(n, c, k) == pytest.approx(sum(1 for subset in subsets if all(subset)) / len(subsets))
+    assert pass_hat_k(n, c, k) <= c / n + 1e-12 <= pass_at_k(n, c, k) + 2e-12
 
 
 def test_pass_hat_k_known_values() -> None:
@@ -67,25 +71,6 @@ def test_pass_hat_k_known_values() -> None:
     assert pass_hat_k(5, 5, 5) == 1.0
     assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)  # C(3,2)/C(4,2) = 3/6
     assert pass_hat_k(10, 7, 5) == pytest.approx(21 / 252)
-
-
-@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
-def test_pass_hat_k_refuses_impossible_counts(n: int, c: int, k: int) -> None:
-    with pytest.raises(ValueError):
-        pass_hat_k(n, c, k)
-
-
-@given(st.lists(st.booleans(), min_size=1, max_size=9), st.data())
-def test_pass_hat_k_equals_the_subset_average(outcomes: list[bool], data: st.DataObject) -> None:
-    # The estimator is the chance that a random k-subset of the n attempts holds only passes,
-    # and never above pass@1 (every k-subset that all passes holds a pass) nor pass@k.
-    n = len(outcomes)
-    k = data.draw(st.integers(1, n))
-    subsets = list(combinations(outcomes, k))
-    expected = sum(1 for subset in subsets if all(subset)) / len(subsets)
-    c = sum(outcomes)
-    assert pass_hat_k(n, c, k) == pytest.approx(expected)
-    assert pass_hat_k(n, c, k) <= c / n + 1e-12 <= pass_at_k(n, c, k) + 2e-12
 
 
 @pytest.mark.parametrize(("n", "k"), [(1, 1), (3, 2), (5, 3), (8, 8)])

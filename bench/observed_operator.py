@@ -313,6 +313,9 @@ def main(namespace: str, stats_path: str, sweep_path: bool, pod_path: bool = Fal
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if frames := int(os.environ.get("BUZZ_BENCH_TRACEMALLOC") or 0):
         tracemalloc.start(frames)
+    if at_once := int(os.environ.get("BUZZ_BENCH_CREATES_AT_ONCE") or 0):
+        # how many trial creates a reconcile keeps in flight (sweep/drive/admit.py), to measure another
+        admit.CREATES_AT_ONCE = at_once
     install_request_counter()
     time_trial_creation()
     stats = Stats(Path(stats_path))

@@ -28,8 +28,9 @@ async def test_creates_run_a_few_at_once_in_plan_order(monkeypatch: pytest.Monke
         in_flight -= 1
 
     monkeypatch.setattr(admit, "_create", create)
-    await admit.create_all(None, "ns", _bodies(30))  # type: ignore[arg-type]
-    assert sorted(started) == sorted(b["metadata"]["name"] for b in _bodies(30))
+    count = 3 * admit.CREATES_AT_ONCE + 5
+    await admit.create_all(None, "ns", _bodies(count))  # type: ignore[arg-type]
+    assert sorted(started) == sorted(b["metadata"]["name"] for b in _bodies(count))
     assert most == admit.CREATES_AT_ONCE
     assert started[: admit.CREATES_AT_ONCE] == [f"t{i}" for i in range(admit.CREATES_AT_ONCE)]
 
@@ -47,5 +48,5 @@ async def test_the_first_failure_is_raised_as_it_came_and_the_rest_are_not_start
 
     monkeypatch.setattr(admit, "_create", create)
     with pytest.raises(ValueError, match="refused"):
-        await admit.create_all(None, "ns", _bodies(100))  # type: ignore[arg-type]
-    assert len(started) < 100
+        await admit.create_all(None, "ns", _bodies(4 * admit.CREATES_AT_ONCE))  # type: ignore[arg-type]
+    assert len(started) < 4 * admit.CREATES_AT_ONCE

@@ -283,7 +283,7 @@ def memory_growth(memories: list[dict[str, Any]], t10: float) -> str:
         return "no memory records"
     early = next((m for m in reversed(memories) if m["t"] <= t10), memories[0])
     last = memories[-1]
-    rows = ", ".join(f"{key} {early[key]:.0f} -> {last[key]:.0f}" for key in last if key not in ("kind", "t"))
+    rows = ", ".join(f"{key} {early.get(key, 0):.0f} -> {last[key]:.0f}" for key in last if key not in ("kind", "t"))
     series = " ".join(f"{m['VmRSS']:.0f}/{m.get('pymalloc_arenas', 0):.0f}" for m in memories)
     return (f"where the RSS lies (MB; arenas: 1 MB pymalloc arenas), 10 % -> end: {rows}\n"
             f"RSS MB/pymalloc arenas every {memories[1]['t'] - memories[0]['t']:.0f} s: {series}")

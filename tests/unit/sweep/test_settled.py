@@ -10,6 +10,7 @@ from typing import Any
 from buzz_operator.api.labels import REGRADE
 from buzz_operator.api.trial import BuzzTrialStatus
 from buzz_operator.observability import metrics
+from buzz_operator.sweep.columns import MEMORY
 from buzz_operator.sweep.drive.settled import Namespace, SettledTrials
 from buzz_operator.sweep.known import SweepTrials
 from buzz_operator.sweep.trial_view import TrialState, TrialView
@@ -93,6 +94,31 @@ def test_a_trial_is_remembered_as_settled_here_only_until_the_watch_sees_it() ->
     settled.discard("ns", "b")  # its label was not written after all
     assert names(kept) == {"a"} and not kept.added
     settled.discard("elsewhere", "x")  # a namespace never followed: nothing to drop
+
+
+def test_a_namespace_is_made_once_however_many_trials_settle_there() -> None:
+    # a namespace's tables hold some forty vectors: made per settled trial, in mapped files they
+    # cost 7 ms each (bench/kwok.py's profile); counted here through the store that makes them
+    made: list[str] = []
+
+    class Counting:
+        def vector(self, typecode: str, initial: Any = ()) -> Any:
+            made.append(typecode)
+            return MEMORY.vector(typecode, initial)
+
+        def filled(self, typecode: str, value: Any, length: int) -> Any:
+            made.append(typecode)
+            return MEMORY.filled(typecode, value, length)
+
+        def rest(self) -> None:
+            pass
+
+    settled = SettledTrials(metrics.trial_record, metrics.record_table, store=Counting())  # type: ignore[arg-type]
+    settled.add(labelled("a"))
+    one_namespace = len(made)
+    for n in range(20):
+        settled.add(labelled(f"t{n}"))
+    assert len(made) == one_namespace and len(settled.namespaces["ns"].trials) == 21
 
 
 def test_the_reconcile_knows_both_and_prefers_kopfs_entry() -> None:

@@ -88,7 +88,10 @@ class Namespace:
         if (old := self.trials.get(view.name)) is not None:
             self._uncount(old)
         self.trials.put(view)
-        self.sums.setdefault(view.sweep, SettledSums()).add(view)
+        sums = self.sums.get(view.sweep)
+        if sums is None:
+            sums = self.sums[view.sweep] = SettledSums()
+        sums.add(view)
 
     def drop(self, name: str) -> None:
         if (old := self.trials.get(name)) is not None:
@@ -147,8 +150,13 @@ class SettledTrials:
     def add(self, body: Mapping[str, Any]) -> None:
         """A trial this operator is settling (its body as it is labelled), kept before its label is
         written, so no reconcile finds it in neither kopf's index nor here."""
-        name = str(body["metadata"]["name"])
-        kept = self.namespaces.setdefault(str(body["metadata"]["namespace"]), self._namespace())
+        name, namespace = str(body["metadata"]["name"]), str(body["metadata"]["namespace"])
+        # made only when missing: a namespace is two tables of some forty mapped files, and
+        # setdefault's default, made on every call, cost each settled trial 7 ms of making and
+        # dropping them (bench/kwok.py's profile, docs/performance.md#scale-with-pods-kwok)
+        kept = self.namespaces.get(namespace)
+        if kept is None:
+            kept = self.namespaces[namespace] = self._namespace()
         kept.keep(body)
         kept.added[name] = time.monotonic()
 

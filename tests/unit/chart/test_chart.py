@@ -601,3 +601,27 @@ def test_several_replicas_need_the_lease_and_a_claim_every_node_can_mount(values
         args += ["--set-json", f"{key}={json.dumps(value)}"]
     result = helm(*args, check=False)
     assert result.returncode != 0 and complaint in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("server", "command", "keys", "probe"), [
+    ("minio", "exec minio server /data", {"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"}, "/minio/health/ready"),
+    ("versitygw", "exec versitygw --port :9000 --health /health posix /data",
+     {"ROOT_ACCESS_KEY_ID", "ROOT_SECRET_ACCESS_KEY"}, "/health"),
+])
+def test_the_object_store_runs_the_named_server_with_the_secrets_keys(
+    server: str, command: str, keys: set[str], probe: str
+) -> None:
+    docs = render(SELF_CONTAINED, release="demo", values={"objectStore": {"enabled": True, "server": server}})
+    [store] = [d for d in of_kind(docs, "Deployment") if d["metadata"]["name"] == "demo-buzz-operator-objectstore"]
+    [container] = store["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == server
+    assert command in container["command"][-1] and "mkdir -p /data/buzz-bundles" in container["command"][-1]
+    from_secret = {e["name"]: e["valueFrom"]["secretKeyRef"]["key"] for e in container["env"] if "valueFrom" in e}
+    assert set(from_secret) == keys
+    assert sorted(from_secret.values()) == ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+    assert container["readinessProbe"]["httpGet"]["path"] == probe
+
+
+def test_an_unknown_object_store_server_is_refused_naming_the_field() -> None:
+    result = helm("template", "rel", str(CHART), "--set", "objectStore.server=ceph", check=False)
+    assert result.returncode != 0 and "objectStore.server" in result.stderr, result.stderr

@@ -79,6 +79,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* The in-cluster Postgres password: the existing Secret's, else one random value for the whole
+render. Two templates need it (the Postgres Secret, the dev relay's DSN); a random value drawn in
+each would differ on a first install and the relay could never log in, so the first draw is kept
+on the root context, which every template of the chart shares. */}}
+{{- define "buzz.postgresPassword" -}}
+{{- if not (hasKey . "buzzPostgresPassword") }}
+{{- $_ := set . "buzzPostgresPassword" (include "buzz.keepOrRandomHex" (dict "namespace" .Release.Namespace "name" (printf "%s-postgres" (include "buzz.fullname" .)) "key" "password")) }}
+{{- end }}
+{{- index . "buzzPostgresPassword" }}
+{{- end }}
+
 {{/* Restricted-profile container securityContext (Pod Security Standards "restricted"). */}}
 {{- define "buzz.restrictedContainer" -}}
 allowPrivilegeEscalation: false

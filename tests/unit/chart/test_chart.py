@@ -625,3 +625,13 @@ def test_the_object_store_runs_the_named_server_with_the_secrets_keys(
 def test_an_unknown_object_store_server_is_refused_naming_the_field() -> None:
     result = helm("template", "rel", str(CHART), "--set", "objectStore.server=ceph", check=False)
     assert result.returncode != 0 and "objectStore.server" in result.stderr, result.stderr
+
+
+def test_a_first_install_gives_the_relay_the_password_postgres_starts_with() -> None:
+    """Two templates need the in-cluster Postgres password; on a first install (no Secret to look
+    up) each once drew its own random value, and the dev relay could never log in (found on kind)."""
+    docs = render(SELF_CONTAINED, release="demo")
+    secrets = {s["metadata"]["name"]: s["stringData"] for s in of_kind(docs, "Secret")}
+    password = secrets["demo-buzz-operator-postgres"]["password"]
+    assert len(password) == 64
+    assert secrets["demo-buzz-operator-dev-relay"]["postgres-dsn"].startswith(f"postgresql://buzz:{password}@")

@@ -4,7 +4,6 @@ paid for, and the smallest difference a size can detect (results/power.py, docs/
 from __future__ import annotations
 
 import asyncio
-from math import sqrt
 from typing import Annotated, Any
 
 import typer
@@ -18,11 +17,14 @@ from buzz_operator.cli.stores import StoreOption
 from buzz_operator.cli.sweep_results import load_results_table
 from buzz_operator.results.condition_stats import ConditionStats, task_counts
 from buzz_operator.results.plan import Rates, plan_document
-from buzz_operator.results.power import Design, PlanError, beta_rates, pilot_rates
-
-# between tasks: a suite holds easy and hard tasks (docs/statistics.md#planning); near a pass rate
-# of 0 or 1 there is less room, and the default shrinks to 0.8 of the largest a Beta can have
-DEFAULT_SPREAD = 0.25
+from buzz_operator.results.power import (
+    DEFAULT_SPREAD,
+    Design,
+    PlanError,
+    beta_rates,
+    default_spread,
+    pilot_rates,
+)
 
 
 async def _pilot(sweep: str, store: str | None, namespace: str) -> Rates:
@@ -74,7 +76,7 @@ def plan(
                 tasks = rates.suite_tasks  # the size of the pilot's suite at the attempts asked
         elif pass_rate is not None:
             if spread is None and 0 <= pass_rate <= 1:
-                spread = min(DEFAULT_SPREAD, 0.8 * sqrt(pass_rate * (1 - pass_rate)))
+                spread = default_spread(pass_rate)
             rates = Rates(beta_rates(pass_rate, DEFAULT_SPREAD if spread is None else spread), "assumed")
         else:
             fail("--pass-rate or --pilot: the plan needs the baseline's pass rates")

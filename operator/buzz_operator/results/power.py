@@ -78,6 +78,17 @@ class Need:
     untied: float  # the expected share of tasks whose two sides differ
 
 
+# between tasks: a suite holds easy and hard tasks (docs/statistics.md#planning); near a pass rate
+# of 0 or 1 there is less room, and the default shrinks to 0.8 of the largest a Beta can have
+DEFAULT_SPREAD = 0.25
+
+
+def default_spread(mean: float) -> float:
+    """The spread of task pass rates assumed when none is given (buzzctl plan, spec.comparison):
+    0.25, or less near a pass rate of 0 or 1."""
+    return min(DEFAULT_SPREAD, 0.8 * sqrt(mean * (1 - mean)))
+
+
 def beta_rates(mean: float, spread: float, count: int = QUANTILES) -> tuple[float, ...]:
     """``count`` task rates at the quantiles of the Beta distribution with that mean and SD; one
     rate when the spread is 0."""

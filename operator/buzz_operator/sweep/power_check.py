@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from math import sqrt
 from typing import Any
 
 from buzz_operator.api.sweep import Comparison, PowerStatus
-from buzz_operator.results.power import Design, PlanError, beta_rates, power_of, tasks_needed
+from buzz_operator.results.power import Design, PlanError, beta_rates, default_spread, power_of, tasks_needed
 from buzz_operator.scoring.passing import PASS_THRESHOLD
 
-DEFAULT_SPREAD = 0.25  # as buzzctl plan's --spread (cli/plan.py)
 # a baseline still running is read again this often: its rates move as its trials finish
 REREAD_S = 300
 
@@ -23,8 +21,7 @@ def assumed_spread(comparison: Comparison) -> float:
     """spec.comparison.spread, else 0.25 or less near a pass rate of 0 or 1, as buzzctl plan."""
     if comparison.spread is not None:
         return comparison.spread
-    rate = comparison.pass_rate or 0.0
-    return min(DEFAULT_SPREAD, 0.8 * sqrt(rate * (1 - rate)))
+    return default_spread(comparison.pass_rate or 0.0)
 
 
 def baseline_counts(summary: Mapping[str, Any]) -> dict[str, tuple[int, int]]:

@@ -15,6 +15,7 @@ from buzz_operator.results.power import (
     Design,
     PlanError,
     beta_rates,
+    default_spread,
     detectable,
     pilot_rates,
     power_of,
@@ -156,3 +157,13 @@ def test_the_paired_interval_covers_the_true_difference_at_the_planned_size() ->
     # nominal 95 %; the two-stage bootstrap is conservative when the tasks' effects are alike
     # (docs/statistics.md#the-interval-a-two-stage-bootstrap): at least 92 % (2 standard errors)
     assert covered / sweeps >= LEVEL - 0.03, covered / sweeps
+
+
+def test_the_default_spread_is_a_quarter_or_less_near_zero_and_one() -> None:
+    """One rule for buzzctl plan and spec.comparison: 0.25, shrunk to 0.8 of the largest spread a
+    Beta distribution can have at that mean, so beta_rates accepts it at every pass rate."""
+    assert default_spread(0.5) == 0.25
+    assert default_spread(0.05) == pytest.approx(0.8 * (0.05 * 0.95) ** 0.5)
+    assert default_spread(0.0) == default_spread(1.0) == 0.0
+    for p in (0.01, 0.1, 0.3, 0.7, 0.99):
+        assert len(beta_rates(p, default_spread(p))) > 1

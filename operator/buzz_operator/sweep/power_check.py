@@ -54,7 +54,7 @@ def judge(comparison: Comparison, tasks: int, attempts: int, now: datetime, *,
     if baseline is not None:
         if not baseline:
             return PowerStatus(**head, baseline_scored=0, baseline_finished=baseline_finished,
-                               message=f"cannot judge yet: baseline {comparison.baseline} has no scored trial")
+                               message=f"cannot judge yet: baseline {comparison.baseline} has no scored trial of the tasks this sweep runs")
         rates = tuple(passed / n for n, passed in baseline.values())
         count = len(baseline)
         source = (f"baseline {comparison.baseline}'s {count} task{'s' if count != 1 else ''} "

@@ -53,7 +53,7 @@ def test_an_assumed_rate_uses_buzzctl_plans_spread() -> None:
 
 def test_what_cannot_be_judged_says_why_and_is_never_a_verdict() -> None:
     empty = judge(_comparison(baseline="pilot", difference=0.1), 10, 1, NOW, baseline={}, baseline_finished=False)
-    assert empty.enough is None and "baseline pilot has no scored trial" in empty.message
+    assert empty.enough is None and "baseline pilot has no scored trial of the tasks this sweep runs" in empty.message
     # a baseline that passed everything leaves no room to do better
     full = judge(_comparison(baseline="pilot", difference=0.1), 10, 1, NOW, baseline={"a": (3, 3)})
     assert full.enough is None and "spec.comparison.difference" in full.message

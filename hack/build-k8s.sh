@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build Kubernetes $K8S_VERSION (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 # kube-proxy, kubectl) from the Go module proxy with the machine's Go (/usr/local/go, >= 1.26).
+# Further commands of the release are named as arguments: hack/kind-node.sh asks for kubeadm.
 #
 # k8s.io/kubernetes is a Go module, but its go.mod requires every staging module (k8s.io/api,
 # k8s.io/client-go, ...) at v0.0.0 and replaces them with ./staging/src/..., which a module zip
@@ -15,7 +16,8 @@ set -euo pipefail
 need_root
 mkdir -p "$K8S_BIN"
 missing=""
-for b in $K8S_BINARIES; do [ -x "$K8S_BIN/$b" ] || missing="$missing $b"; done
+WANTED="$K8S_BINARIES $*"
+for b in $WANTED; do [ -x "$K8S_BIN/$b" ] || missing="$missing $b"; done
 [ -x "$K8S_BIN/pause" ] || missing="$missing pause"
 [ -z "$missing" ] && { log "k8s $K8S_VERSION binaries cached in $K8S_BIN"; exit 0; }
 log "building k8s $K8S_VERSION:$missing from the Go module proxy (cold: about 7 minutes on 2 cores)"
@@ -48,7 +50,7 @@ if [ ! -f go.sum ] || ! grep -q "k8s.io/kubernetes v$K8S_VERSION" go.mod 2>/dev/
   } > go.mod
   # resolve the build list of the commands themselves (main packages cannot be imported)
   # shellcheck disable=SC2046
-  go get $(for b in $K8S_BINARIES; do echo "k8s.io/kubernetes/cmd/$b@v$K8S_VERSION"; done) > "$W/get.log" 2>&1 \
+  go get $(for b in $WANTED; do echo "k8s.io/kubernetes/cmd/$b@v$K8S_VERSION"; done) > "$W/get.log" 2>&1 \
     || { tail -20 "$W/get.log" >&2; die "resolving k8s.io/kubernetes v$K8S_VERSION's dependencies failed; log in $W/get.log"; }
 fi
 pkgs=""

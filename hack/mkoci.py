@@ -1,7 +1,9 @@
 """Write a one-layer OCI image archive from a rootfs directory (stdlib only).
 
-usage: python3 hack/mkoci.py ROOTFS OUT.tar NAME:TAG [ENTRYPOINT...]
-Used for the pause image, which needs no base and no buildah (k8s-test-infra.md Appendix B).
+usage: python3 hack/mkoci.py [--stop-signal SIG] [--env K=V]... ROOTFS OUT.tar NAME:TAG [ENTRYPOINT...]
+Used for the pause image, which needs no base and no buildah (k8s-test-infra.md Appendix B), and
+for the kind node image and its component images (hack/kind-node.sh); the node's systemd stops
+on SIGRTMIN+3, hence --stop-signal.
 """
 
 import gzip
@@ -14,8 +16,18 @@ import tarfile
 
 
 def main() -> None:
-    src, out, name = sys.argv[1], sys.argv[2], sys.argv[3]
-    entry = sys.argv[4:] or ["/bin/sh"]
+    args = sys.argv[1:]
+    stop_signal = None
+    env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    while args[:1] in (["--stop-signal"], ["--env"]):
+        if args[0] == "--stop-signal":
+            stop_signal = args[1]
+        else:
+            key = args[1].split("=", 1)[0]
+            env = [e for e in env if not e.startswith(key + "=")] + [args[1]]
+        args = args[2:]
+    src, out, name = args[0], args[1], args[2]
+    entry = args[3:] or ["/bin/sh"]
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w") as t:
         for item in sorted(os.listdir(src)):
@@ -29,10 +41,13 @@ def main() -> None:
         blobs[d] = data
         return "sha256:" + d
 
-    layer_gz = gzip.compress(layer_tar, mtime=0)
+    # level 1: the node image's layer is ~600 MB, and level 9 took minutes of a 2-core machine for a few % less
+    layer_gz = gzip.compress(layer_tar, compresslevel=1, mtime=0)
     ldig = blob(layer_gz)
-    cfg = {"architecture": "amd64", "os": "linux",
-           "config": {"Entrypoint": entry, "Env": ["PATH=/bin:/usr/bin:/sbin:/usr/sbin"]},
+    config: dict[str, object] = {"Entrypoint": entry, "Env": env}
+    if stop_signal:
+        config["StopSignal"] = stop_signal
+    cfg = {"architecture": "amd64", "os": "linux", "config": config,
            "rootfs": {"type": "layers", "diff_ids": [diff_id]}}
     cb = json.dumps(cfg).encode()
     cdig = blob(cb)

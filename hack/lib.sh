@@ -29,6 +29,34 @@ REGISTRY_PORT=${BUZZ_REGISTRY_PORT:-5443}   # the image registry, on the host's 
 # containerd's registry hosts directory (config_path): hack/registry.sh writes its CA there; kept
 # out of $RUN/containerd, which every cluster-up starts afresh
 HOSTS_DIR=$RUN/registry-hosts
+# kind-based testing (hack/kind-up.sh, hack/kind-node.sh; docs/local-cluster.md#kind): kind built from
+# the Go module proxy unless one this new is on PATH, and the node image the project builds
+KIND_VERSION=0.33.0
+KIND_NODE_IMAGE=${BUZZ_KIND_NODE_IMAGE:-docker.io/buzz/kind-node:v$K8S_VERSION}
+KIND_ROUTER_IMAGE=docker.io/buzz/kube-router:v$KUBE_ROUTER_VERSION
+COREDNS_VERSION=1.14.6         # kubeadm $K8S_VERSION's own CoreDNS (`kubeadm config images list`)
+KIND_ETCD_VERSION=3.7.0        # kubeadm $K8S_VERSION's own etcd (its flags: --feature-gates, which 3.5 lacks)
+# kind_engine: the container engine kind drives, Docker when its daemon answers, else podman
+kind_engine() {
+  if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then echo docker
+  elif command -v podman >/dev/null 2>&1; then echo podman
+  else die "kind needs a container engine: Docker with a running daemon, or podman (make deps installs it)"; fi
+}
+# kind_engine_env ENGINE: what kind and the engine need in the environment. For podman: kind's
+# podman provider, and a containers.conf of the project's own (CONTAINERS_CONF; /etc is left
+# alone): Debian 12's podman 4.3 gives containers default ulimits this machine's limits refuse
+# ("setrlimit RLIMIT_NOFILE: Operation not permitted"), and crun, its first-choice runtime,
+# refuses a cgroup v1 host ("cgroups in hybrid mode not supported"); runc runs both. Its image
+# and volume store is kept under $CACHE/kind/podman (CONTAINERS_STORAGE_CONF) with the other
+# caches, its runtime state in $RUN/podman; both files live in $CACHE/kind, where tests read them.
+kind_engine_env() {
+  [ "$1" = podman ] || return 0
+  export KIND_EXPERIMENTAL_PROVIDER=podman
+  mkdir -p "$CACHE/kind"
+  printf '[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n' > "$CACHE/kind/containers.conf"
+  printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "%s"\n' "$RUN/podman" "$CACHE/kind/podman" > "$CACHE/kind/storage.conf"
+  export CONTAINERS_CONF=$CACHE/kind/containers.conf CONTAINERS_STORAGE_CONF=$CACHE/kind/storage.conf
+}
 K8S_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 
 die() { echo "error: $*" >&2; exit 1; }

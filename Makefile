@@ -7,7 +7,7 @@ PYTEST := $(VENV)/bin/pytest
 export KUBECONFIG ?= /var/tmp/buzz-operator/pki/kubeconfig
 
 .PHONY: help install deps lint format test test-unit test-harbor test-integration test-e2e test-realstack faults \
-        cluster-up cluster-down cluster-status registry gvisor kueue-up kueue-down services images stack-image crds bench soak demo clean chart kind-up
+        cluster-up cluster-down cluster-status registry gvisor kueue-up kueue-down services images stack-image crds bench soak demo clean chart kind-up kind-down test-kind
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -105,8 +105,20 @@ chart: install ## helm lint and template of charts/buzz-operator (default and ci
 	     $$H template buzz charts/buzz-operator -f $$f >/dev/null || exit 1; done \
 	  && $$H template buzz charts/buzz-operator >/dev/null && echo "chart: lint and template ok"
 
-kind-up: install ## kind cluster (NetworkPolicy enforced), images loaded, chart with the self-contained values, sample sweep (needs Docker)
+kind-up: install ## kind cluster (Docker, else podman) from the project's node image, NetworkPolicy enforced, chart with self-contained values, sample sweep and its results (docs/local-cluster.md#kind)
 	@bash hack/kind-up.sh
+
+kind-down: ## remove the kind cluster kind-up made, and what kind leaves behind
+	@bash hack/kind-down.sh
+
+# not in `test` (docs/local-cluster.md#kind says what it costs): kind-up, the chart and
+# NetworkPolicy tests against the kind cluster, kind-down, and a check that nothing is left
+test-kind: install ## the kind tier: make kind-up, the chart and NetworkPolicy tests on it, kind-down leaving nothing behind
+	@bash hack/kind-up.sh
+	@KUBECONFIG=/var/tmp/buzz-operator/kind/kubeconfig BUZZ_SKIP_CLUSTER_UP=1 BUZZ_KIND=1 $(PYTEST) -q -rs tests/kind/test_kind_cluster.py \
+	  tests/integration/chart/test_network_policy.py tests/integration/chart/test_network_policy_phases.py \
+	  tests/integration/chart/test_pod_security.py; rc=$$?; bash hack/kind-down.sh || rc=1; \
+	  BUZZ_KIND=1 $(PYTEST) -q -rs tests/kind/test_nothing_left.py || rc=1; exit $$rc
 
 demo: ## the local stack, the operator and the sample sweeps of the buzz-native tasks; prints the results
 	@bash hack/demo.sh

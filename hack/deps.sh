@@ -9,6 +9,8 @@ need_root
 # redis-server: Block's relay needs Redis when tests/realstack runs it (docs/real-stack.md).
 PKGS="runc containernetworking-plugins iptables ipset conntrack curl dpkg-dev debootstrap buildah skopeo
 postgresql iproute2 openssl jq bc tmux chromium redis-server"
+# `deps.sh kind`: podman too, the engine kind drives where no Docker daemon answers (hack/kind-up.sh)
+[ "${1:-}" = kind ] && PKGS="$PKGS podman"
 missing=""
 for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"; done
 [ -z "$missing" ] && exit 0

@@ -115,7 +115,8 @@ kind-down: ## remove the kind cluster kind-up made, and what kind leaves behind
 # NetworkPolicy tests against the kind cluster, kind-down, and a check that nothing is left
 test-kind: install ## the kind tier: make kind-up, the chart and NetworkPolicy tests on it, kind-down leaving nothing behind
 	@bash hack/kind-up.sh
-	@KUBECONFIG=/var/tmp/buzz-operator/kind/kubeconfig BUZZ_SKIP_CLUSTER_UP=1 BUZZ_KIND=1 $(PYTEST) -q -rs tests/kind/test_kind_cluster.py \
+	@PATH=$$(. hack/lib.sh; echo $$BIN):$$PATH KUBECONFIG=/var/tmp/buzz-operator/kind/kubeconfig BUZZ_SKIP_CLUSTER_UP=1 BUZZ_KIND=1 \
+	  $(PYTEST) -q -rs tests/kind/test_kind_cluster.py \
 	  tests/integration/chart/test_network_policy.py tests/integration/chart/test_network_policy_phases.py \
 	  tests/integration/chart/test_pod_security.py; rc=$$?; bash hack/kind-down.sh || rc=1; \
 	  BUZZ_KIND=1 $(PYTEST) -q -rs tests/kind/test_nothing_left.py || rc=1; exit $$rc

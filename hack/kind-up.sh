@@ -23,7 +23,7 @@ bash "$ROOT/hack/deps.sh" kind
 KIND=$(bash "$ROOT/hack/kind.sh")
 engine=$(kind_engine)
 kind_engine_env "$engine"
-export PATH="$(bash "$ROOT/hack/helm.sh"):$BIN:$PATH"
+export PATH="$BIN:$(bash "$ROOT/hack/helm.sh"):$PATH"   # the kubectl of the release built, ahead of helm.sh's 1.31
 KDIR=$RUN/kind
 mkdir -p "$KDIR"
 # kind mounts the host's /lib/modules into each node; podman, unlike Docker, refuses a missing

@@ -124,3 +124,14 @@ def test_stack_runs_on_the_oldest_python(stack: Path) -> None:
     version, _, policies = result.stdout.partition(")")
     assert tuple(int(n) for n in version.strip("(").split(",")) <= OLDEST_TASK_PYTHON, result.stdout
     assert "oracle" in policies
+
+
+def test_a_second_build_is_byte_for_byte_the_first(stack: Path, tmp_path: Path) -> None:
+    # the stack image is cached by its context's digest (hack/images.sh): a rebuild of unchanged
+    # sources must not change a byte, or every build makes and loads a new image
+    for exe in (stack / "bin").iterdir():  # no entry carries the time it was staged at
+        assert {info.date_time for info in zipfile.ZipFile(exe).infolist()} == {(1980, 1, 1, 0, 0, 0)}, exe.name
+    again = tmp_path / "again"
+    build_stack(again)
+    for exe in (stack / "bin").iterdir():
+        assert (again / "bin" / exe.name).read_bytes() == exe.read_bytes(), exe.name

@@ -13,10 +13,12 @@ Usage: python -m buzz_operator.dev.stack.build OUT
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import sys
 import tempfile
+import time
 import zipapp
 from pathlib import Path
 
@@ -26,6 +28,11 @@ SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _DEV = Path(__file__).resolve().parents[1]
 AGENT_DIR = _DEV / "agent"
 FORWARDER = _DEV.parent / "relay" / "forwarder.py"  # the production sidecar, packed in as well
+
+# every staged file's mtime: 1980-01-01 00:00 local time, the first a zip entry can carry (it
+# records its file's mtime in local time). With each build's own time the stack image's context,
+# and so the image, changed on every `hack/images.sh build` though no source had.
+STAGED_MTIME = time.mktime((1980, 1, 1, 0, 0, 0, 0, 0, -1))
 
 # executable name -> (module, function)
 ENTRY_POINTS = {
@@ -69,6 +76,8 @@ def build_stack(out: Path, ca_bundle: Path = SYSTEM_CA_BUNDLE) -> dict[str, Path
         with tempfile.TemporaryDirectory(prefix=f"stack-{name}-") as staging:
             root = Path(staging)
             _stage(root, module, function)
+            for path in [root, *root.rglob("*")]:
+                os.utime(path, (STAGED_MTIME, STAGED_MTIME))
             target = bin_dir / name
             zipapp.create_archive(root, target, interpreter=INTERPRETER, compressed=True)
         target.chmod(0o755 | stat.S_IFREG)

@@ -43,6 +43,7 @@ HOST_IP=$(host_ip); [ -n "$HOST_IP" ] || die "cannot find this machine's primary
 trap 'rc=$?; if [ $rc != 0 ]; then log "cluster-up failed; tearing down what started (logs in $RUN/logs)"; bash "$HERE/cluster-down.sh" --keep-logs >/dev/null 2>&1; fi' EXIT
 rm -rf "$RUN/etcd" "$RUN/kubelet" "$RUN/pki" "$RUN/containerd" "$RUN/cni"
 mkdir -p "$RUN"/{pki,pids,logs,etcd,kubelet,cni,containerd/state,sysctl} "$CTRD_ROOT" "$HOSTS_DIR"
+shared_netns_dir || die "cannot make /run/netns a shared mount point (the pods' network namespaces live there)"
 ln -sfn "$K8S_BIN" "$RUN/bin"   # the running cluster's kubectl, for tests and the demo
 T0=$(date +%s.%N); el() { log "$(printf '%5.1fs %s' "$(echo "$(date +%s.%N) - $T0" | bc)" "$*")"; }
 start() { local n=$1; shift; nohup "$@" > "$RUN/logs/$n.log" 2>&1 & echo $! > "$RUN/pids/$n.pid"; }

@@ -23,6 +23,7 @@ bash "$ROOT/hack/deps.sh" kind
 KIND=$(bash "$ROOT/hack/kind.sh")
 engine=$(kind_engine)
 kind_engine_env "$engine"
+[ "$engine" = podman ] && { shared_netns_dir || die "cannot make /run/netns a shared mount point (podman mounts its networks' namespaces there)"; }
 export PATH="$BIN:$(bash "$ROOT/hack/helm.sh"):$PATH"   # the kubectl of the release built, ahead of helm.sh's 1.31
 KDIR=$RUN/kind
 mkdir -p "$KDIR"

@@ -57,6 +57,26 @@ kind_engine_env() {
   printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "%s"\n' "$RUN/podman" "$CACHE/kind/podman" > "$CACHE/kind/storage.conf"
   export CONTAINERS_CONF=$CACHE/kind/containers.conf CONTAINERS_STORAGE_CONF=$CACHE/kind/storage.conf
 }
+# shared_netns_dir: /run/netns made a mount point of its own with shared propagation, as
+# iproute2 (`ip netns add`) and podman make it, before any pod's network namespace is mounted in
+# it. Whoever finds it a plain directory bind-mounts it onto itself first: when the local
+# cluster's pods were already mounted there (containerd's CNI leaves it a plain directory) and
+# podman (kind) came second, podman's layer hid them, and `ip netns delete` of a pod's namespace
+# then failed "Device or resource busy" (docs/local-cluster.md#kind). Made here first, both
+# stacks find a mount point, make it shared, and mount into the one layer.
+# With namespaces already mounted in the plain directory a layer would hide them too: then it is
+# left as it is, and says so.
+shared_netns_dir() {
+  mkdir -p /run/netns
+  if ! mountpoint -q /run/netns; then
+    if awk '$5 ~ "^/run/netns/" {found=1} END {exit !found}' /proc/self/mountinfo; then
+      log "/run/netns holds network namespaces but is no mount point: left as it is (a layer now would hide them)"
+      return 0
+    fi
+    mount --bind /run/netns /run/netns || return 1
+  fi
+  mount --make-shared /run/netns
+}
 K8S_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 
 die() { echo "error: $*" >&2; exit 1; }

@@ -6,7 +6,10 @@ heap barely grows with a sweep, yet its RSS did, by about 3 MB per 1,000 trials
 allocator keeps the freed space it cannot return, because a few long-lived objects (a summary, a
 metrics record) were allocated among the short-lived ones. `malloc_trim(0)` returns the free
 pages of every arena; it costs milliseconds, so it runs at most once per TRIM_EVERY_S, after a
-reconcile (the operator's largest transient). Elsewhere than glibc it does nothing.
+reconcile (the operator's largest transient). TRIM_EVERY_S is the sweep reconcile's own interval:
+at 30 s the room the watch events of six reconciles had freed sat in the RSS between trims, and
+the 100,000-trial run's samples swung by ±10 MB with it (docs/performance.md#the-100000-trial-run).
+Elsewhere than glibc it does nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import ctypes.util
 import time
 from collections.abc import Callable
 
-TRIM_EVERY_S = 30.0
+TRIM_EVERY_S = 5.0  # handlers.SWEEP_INTERVAL_S by default: once per reconcile of one sweep
 
 
 def _glibc_trim() -> Callable[[int], int] | None:

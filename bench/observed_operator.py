@@ -156,6 +156,20 @@ def pymalloc_stats() -> dict[str, float]:
             for key, match in found.items()}
 
 
+def resident_of(directory: Path) -> int:
+    """Bytes resident in this process of the mappings of files under `directory` (smaps' Rss):
+    the settled trials' column pages a reconcile touched and no rest has dropped yet."""
+    prefix, total, counting = str(directory) + "/", 0, False
+    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as smaps:
+        for line in smaps:
+            head = line.split(maxsplit=5)
+            if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                counting = len(head) == 6 and head[5].startswith(prefix)
+            elif counting and line.startswith("Rss:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
 def memory_parts() -> dict[str, float]:
     """Where the RSS lies, in MB (arenas: a count): RssAnon/RssFile, pymalloc, glibc."""
     parts: dict[str, float] = {}
@@ -169,6 +183,7 @@ def memory_parts() -> dict[str, float]:
         # the settled trials' columns, in files the operator maps (sweep/drive/mapped.py): the
         # page cache holds them, and RssFile what a reconcile touched since the last rest
         parts["settled_mapped"] = settled.store.mapped_bytes() / 2**20
+        parts["settled_resident"] = resident_of(settled.store.directory) / 2**20
     if MALLINFO2 is not None:
         info = MALLINFO2()
         parts.update({"glibc_heap": info.arena / 2**20, "glibc_mmapped": info.hblkhd / 2**20,

@@ -52,3 +52,35 @@ def test_memory_growth_compares_the_last_record_before_10_percent_with_the_end()
     assert "VmRSS 120 -> 150" in text and "pymalloc_arenas 50 -> 70" in text and "glibc_free 12 -> 15" in text
     assert text.endswith("every 30 s: 100/40 120/50 130/55 150/70")
     assert memory_growth([at(0, 100, 40)], t10=45) == "no memory records"
+
+
+def test_the_rss_levels_are_medians_over_five_percent_of_the_trials_at_each_end() -> None:
+    from scale import rss_levels
+
+    times = [float(t) for t in range(100)]  # trial i created at i s
+    # a level of 100 MB to trial 50 and 104 after, with a 30 MB transient in each window and at the end
+    samples = [{"t": t + 0.5, "rss_mb": 100.0 if t < 50 else 104.0} for t in range(101)]
+    samples[11]["rss_mb"] = 130.0
+    samples[-1]["rss_mb"] = 134.0
+    start, end = rss_levels(samples, times)
+    assert (start, end) == (100.0, 104.0)
+    # without creation times the levels are the first and last samples, transients and all
+    assert rss_levels(samples, []) == (100.0, 134.0)
+
+
+def test_the_resident_pages_of_mapped_files_are_counted_by_directory(tmp_path: Path) -> None:
+    import mmap
+
+    from observed_operator import resident_of
+
+    with (tmp_path / "column").open("w+b") as handle:
+        handle.truncate(16 * mmap.PAGESIZE)
+        mapped = mmap.mmap(handle.fileno(), 16 * mmap.PAGESIZE)
+    assert resident_of(tmp_path) == 0  # mapped, not yet touched
+    for page in range(4):
+        mapped[page * mmap.PAGESIZE] = 1
+    assert resident_of(tmp_path) == 4 * mmap.PAGESIZE
+    mapped.madvise(mmap.MADV_DONTNEED)
+    assert resident_of(tmp_path) == 0
+    assert resident_of(tmp_path / "elsewhere") == 0
+    mapped.close()

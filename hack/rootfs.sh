@@ -28,7 +28,7 @@ oci_archive() {
   local out=$1 key=$2 ref=$3 entry=$4 base=$5; shift 5
   local opts=(); while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done; shift || true
   [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ] && return 0
-  local r; r=$(mktemp -d "$W/ctx-XXXXXX")
+  local r; r=$(mktemp -d -p "$W")   # a fresh directory under the work dir, mktemp's own name
   [ -n "$base" ] && tar -C "$r" -xf "$base"
   local pair; for pair in "$@"; do install -D -m 0755 "${pair%%=*}" "$r/${pair#*=}"; done
   [ -z "${OCI_PREPARE:-}" ] || "$OCI_PREPARE" "$r"
